@@ -1,0 +1,58 @@
+package lifecycle
+
+import "fmt"
+
+// Replayed is what a job's event log says about it.
+type Replayed struct {
+	State   State
+	Attempt int
+	Rev     int64
+}
+
+// Replay walks a job's events in order from ∅ and returns the state, attempt
+// and revision they lead to. It fails at the first event that the transition
+// table does not explain, that does not start where the previous one ended,
+// or that breaks the attempt or revision rules.
+func Replay(events []Event) (Replayed, error) {
+	var r Replayed
+	for i, e := range events {
+		at := func(format string, args ...any) error {
+			return fmt.Errorf("event %d (id %d, %s %s→%s, rev %d): %s", i+1, e.ID, e.Type, e.FromState, e.ToState, e.Rev, fmt.Sprintf(format, args...))
+		}
+		if e.FromState != r.State {
+			return r, at("starts from %s but the job was %s", e.FromState, r.State)
+		}
+		if r.State.Terminal() {
+			return r, at("follows the terminal state %s (LI-1)", r.State)
+		}
+		if _, ok := edgeForEvent(e.Type, e.FromState, e.ToState); !ok {
+			return r, at("no row of the transition table explains it")
+		}
+		if e.Rev != r.Rev+1 {
+			return r, at("rev must be %d", r.Rev+1)
+		}
+		want := r.Attempt
+		if e.Type == EventClaimed {
+			want++
+		}
+		if e.Attempt != want {
+			return r, at("attempt must be %d (LI-2: only a claim adds one)", want)
+		}
+		r = Replayed{State: e.ToState, Attempt: e.Attempt, Rev: e.Rev}
+	}
+	return r, nil
+}
+
+// Verify checks a job row against its events: the replay must be clean, end
+// in the row's state, attempt and rev, and the row must meet [Check].
+func Verify(j Job, events []Event) error {
+	r, err := Replay(events)
+	if err != nil {
+		return err
+	}
+	if r.State != j.State || r.Attempt != j.Attempt || r.Rev != j.Rev {
+		return fmt.Errorf("events replay to state %s attempt %d rev %d, but the row says state %s attempt %d rev %d",
+			r.State, r.Attempt, r.Rev, j.State, j.Attempt, j.Rev)
+	}
+	return Check(j)
+}

@@ -1,0 +1,114 @@
+package lifecycle
+
+import "slices"
+
+// Edge is one row of the transition table: op, performed by one of Actors,
+// moves a job from From to To and is recorded as an event of type Event.
+type Edge struct {
+	Op     Op
+	Actors []Actor
+	From   State // "" is ∅, before enqueue
+	To     State
+	Event  EventType
+}
+
+var (
+	owner       = []Actor{ActorOwner}
+	client      = []Actor{ActorClient}
+	system      = []Actor{ActorSystem}
+	ownerSystem = []Actor{ActorOwner, ActorSystem}
+)
+
+// nonTerminal lists the states a hard cancel or a deadline may leave.
+var nonTerminal = []State{Blocked, Scheduled, Queued, Claimed, Running, CancelRequested, Stalled, Retrying}
+
+// Table is the complete transition table of DESIGN.md section 1: nothing else
+// is allowed. [Apply] decides with it and [Replay] checks events against it.
+var Table = buildTable()
+
+func buildTable() []Edge {
+	var t []Edge
+	add := func(op Op, actors []Actor, froms []State, to State, ev EventType) {
+		for _, f := range froms {
+			t = append(t, Edge{Op: op, Actors: actors, From: f, To: to, Event: ev})
+		}
+	}
+	none := []State{""}
+	add(OpEnqueue, client, none, Queued, EventEnqueued)
+	add(OpEnqueue, client, none, Scheduled, EventEnqueued)
+	add(OpEnqueue, client, none, Blocked, EventEnqueued)
+	add(OpEnqueue, client, none, Denied, EventDenied)
+	add(OpPromote, system, []State{Scheduled, Retrying}, Queued, EventPromoted)
+	add(OpUnblock, system, []State{Blocked}, Queued, EventUnblocked)
+	add(OpClaim, owner, []State{Queued}, Claimed, EventClaimed)
+	add(OpStart, owner, []State{Claimed}, Running, EventStarted)
+	for _, s := range []State{Claimed, Running, CancelRequested} {
+		add(OpHeartbeat, owner, []State{s}, s, EventHeartbeat)
+	}
+	add(OpCheckpoint, owner, []State{Running}, Running, EventCheckpointed)
+	add(OpComplete, owner, []State{Running, CancelRequested}, Succeeded, EventSucceeded)
+	failFrom := []State{Running, CancelRequested}
+	add(OpFail, owner, failFrom, Retrying, EventRetryScheduled)
+	add(OpFail, owner, failFrom, Failed, EventFailed)
+	add(OpFail, owner, failFrom, DeadLettered, EventDeadLettered)
+	add(OpFail, owner, failFrom, TimedOut, EventTimedOut)
+	add(OpHalt, ownerSystem, []State{Running}, Halted, EventHalted)
+	add(OpStall, ownerSystem, []State{Claimed, Running}, Stalled, EventStalled)
+	add(OpRequeue, system, []State{Stalled}, Queued, EventRequeued)
+	add(OpRequeue, system, []State{Stalled}, DeadLettered, EventDeadLettered)
+	add(OpDeadLetter, ownerSystem, []State{Queued, Claimed, Running, Stalled}, DeadLettered, EventDeadLettered)
+	add(OpCancel, client, []State{Blocked, Scheduled, Queued, Retrying, Stalled}, Cancelled, EventCancelled)
+	add(OpCancel, client, []State{Claimed, Running}, CancelRequested, EventCancelRequested)
+	add(OpCancelHard, client, nonTerminal, Cancelled, EventCancelled)
+	add(OpAckCancel, owner, []State{CancelRequested}, Cancelled, EventCancelled)
+	add(OpForceCancel, system, []State{CancelRequested}, Cancelled, EventCancelled)
+	add(OpTimeOut, system, []State{Running}, Retrying, EventRetryScheduled)
+	add(OpTimeOut, system, nonTerminal, TimedOut, EventTimedOut)
+	return t
+}
+
+// Allowed reports whether the table has a row for op by actor from → to.
+func Allowed(op Op, actor Actor, from, to State) bool {
+	_, ok := findEdge(op, actor, from, to)
+	return ok
+}
+
+func findEdge(op Op, actor Actor, from, to State) (Edge, bool) {
+	for _, e := range Table {
+		if e.Op == op && e.From == from && e.To == to && slices.Contains(e.Actors, actor) {
+			return e, true
+		}
+	}
+	return Edge{}, false
+}
+
+// sources reports whether op by actor has any row leaving from.
+func sources(op Op, actor Actor, from State) bool {
+	for _, e := range Table {
+		if e.Op == op && e.From == from && slices.Contains(e.Actors, actor) {
+			return true
+		}
+	}
+	return false
+}
+
+// targets lists the states op can reach, from any state.
+func targets(op Op) []State {
+	var out []State
+	for _, e := range Table {
+		if e.Op == op && !slices.Contains(out, e.To) {
+			out = append(out, e.To)
+		}
+	}
+	return out
+}
+
+// edgeForEvent finds the row that explains an event of type ev from → to.
+func edgeForEvent(ev EventType, from, to State) (Edge, bool) {
+	for _, e := range Table {
+		if e.Event == ev && e.From == from && e.To == to {
+			return e, true
+		}
+	}
+	return Edge{}, false
+}
