@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// Driver is what a backend implements: transactions and a short list of
+// verbs over the jobs, events and provenance tables. It holds no lifecycle
+// policy: [New] turns it into a [Store].
+type Driver interface {
+	// InTx runs fn in one read-write transaction and commits it when fn
+	// returns nil. When the database reports a transient conflict (busy, a
+	// serialization failure, a deadlock, a lost race on a unique index) the
+	// driver rolls back and runs fn again from the start; such errors never
+	// reach the caller.
+	InTx(ctx context.Context, fn func(Tx) error) error
+	// Read runs fn in a read-only transaction (a consistent snapshot).
+	Read(ctx context.Context, fn func(Tx) error) error
+	// Close releases the driver's connections.
+	Close() error
+}
+
+// Tx is one transaction of a Driver. Methods that change rows may only be
+// called inside InTx.
+type Tx interface {
+	// Now is the store's clock: the database's transaction time on PostgreSQL,
+	// the driver's clock on SQLite.
+	Now(ctx context.Context) (time.Time, error)
+
+	// JobInsert inserts new jobs.
+	JobInsert(ctx context.Context, jobs []lifecycle.Job) error
+	// JobGet returns the jobs with the given ids, locked for update where the
+	// backend locks rows, in the order of ids; missing ids are left out.
+	JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error)
+	// JobLiveByDedupe returns the non-terminal job with (tenant, key), if any.
+	JobLiveByDedupe(ctx context.Context, tenant, key string) (lifecycle.Job, bool, error)
+	// JobClaimable returns up to q.Limit queued jobs due at q.Now in claim
+	// order, locked and skipping rows other transactions have locked.
+	JobClaimable(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error)
+	// JobDue returns up to q.Limit jobs due for q.Kind at q.Now, locked and
+	// skipping locked rows.
+	JobDue(ctx context.Context, q DueQuery) ([]lifecycle.Job, error)
+	// JobUpdate writes each job where its row still has PrevRev. If any row
+	// does not match it returns ErrRevisionConflict (and the caller rolls back).
+	JobUpdate(ctx context.Context, updates []JobUpdate) error
+	// JobList returns jobs matching p ordered by id.
+	JobList(ctx context.Context, p JobListParams) ([]lifecycle.Job, error)
+
+	// EventInsert appends events; the backend assigns their ids.
+	EventInsert(ctx context.Context, events []lifecycle.Event) error
+	// EventByRequest returns the event of job with the given request id, if any.
+	EventByRequest(ctx context.Context, jobID, requestID string) (lifecycle.Event, bool, error)
+	// EventList returns the events of the given jobs ordered by job, then rev.
+	EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event, error)
+
+	// ProvenanceInsert records terminal jobs.
+	ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error
+	// ProvenanceGet returns a job's provenance record, if any.
+	ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provenance, bool, error)
+
+	// Notify tells waiting claimers, after commit, that jobs became available
+	// in queues. At most one notification per queue per transaction.
+	Notify(ctx context.Context, queues []string) error
+}
+
+// ClaimQuery selects claimable jobs.
+type ClaimQuery struct {
+	Queues []string
+	Kinds  []string // empty: any kind
+	Limit  int
+	Now    time.Time
+}
+
+// DueKind names a maintenance query.
+type DueKind string
+
+// The maintenance queries a driver answers.
+const (
+	// DuePromote: scheduled or retrying jobs with run_at <= now.
+	DuePromote DueKind = "promote"
+	// DueLeaseExpired: claimed, running or cancel_requested jobs with lease_expires_at <= now.
+	DueLeaseExpired DueKind = "lease_expired"
+	// DueStalled: stalled jobs.
+	DueStalled DueKind = "stalled"
+	// DueCancelDeadline: cancel_requested jobs with cancel_deadline <= now.
+	DueCancelDeadline DueKind = "cancel_deadline"
+	// DueTimeout: running jobs with timeout_at <= now.
+	DueTimeout DueKind = "timeout"
+	// DueDeadline: non-terminal jobs with deadline <= now.
+	DueDeadline DueKind = "deadline"
+)
+
+// DueQuery selects jobs due for one maintenance transition.
+type DueQuery struct {
+	Kind  DueKind
+	Now   time.Time
+	Limit int
+}
+
+// JobUpdate is one compare-and-swap write: Job replaces the row whose rev is PrevRev.
+type JobUpdate struct {
+	Job     lifecycle.Job
+	PrevRev int64
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// Options configure a Store built by [New].
+type Options struct {
+	// NewID makes job ids and lease ids. Defaults to UUIDv7 strings, which
+	// sort by creation time.
+	NewID func() string
+}
+
+// engine implements Store on a Driver. It is the only code that writes a
+// transition: read the row, lifecycle.Apply, CAS-write the row and its event.
+type engine struct {
+	d     Driver
+	newID func() string
+	wake  *broker
+}
+
+// New returns a Store that keeps its data through d.
+func New(d Driver, opts Options) Store {
+	if opts.NewID == nil {
+		opts.NewID = newUUID
+	}
+	e := &engine{d: d, newID: opts.NewID, wake: newBroker()}
+	if l, ok := d.(Listener); ok {
+		e.wake.listen(l)
+	}
+	return e
+}
+
+func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func (e *engine) Close() error {
+	e.wake.close()
+	return e.d.Close()
+}
+
+// write runs fn in one transaction with a fresh batch (a retried transaction
+// starts over), flushes the batch, and after commit wakes the claimers of the
+// queues that gained claimable jobs.
+func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) error {
+	var woke []string
+	err := e.d.InTx(ctx, func(tx Tx) error {
+		var b batch
+		if err := fn(tx, &b); err != nil {
+			return err
+		}
+		if err := b.flush(ctx, tx); err != nil {
+			return err
+		}
+		woke = b.queues
+		return nil
+	})
+	if err == nil && len(woke) > 0 {
+		e.wake.publish(woke)
+	}
+	return err
+}
+
+// now resolves the time of a transaction: the caller's, or the store's clock.
+// Times are kept to the microsecond, the precision both backends store.
+func now(ctx context.Context, tx Tx, p *time.Time) (time.Time, error) {
+	if p != nil {
+		return p.UTC().Truncate(time.Microsecond), nil
+	}
+	t, err := tx.Now(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC().Truncate(time.Microsecond), nil
+}
+
+// batch collects the writes of one transaction so they go out together.
+type batch struct {
+	inserts []lifecycle.Job
+	updates []JobUpdate
+	events  []lifecycle.Event
+	provs   []lifecycle.Provenance
+	queues  []string
+}
+
+// add records an accepted step; prev is nil for a new job.
+func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
+	if s.Noop() {
+		return
+	}
+	if prev == nil {
+		b.inserts = append(b.inserts, s.Job)
+	} else {
+		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev})
+	}
+	b.events = append(b.events, *s.Event)
+	if s.Job.State.Terminal() {
+		b.provs = append(b.provs, provenance(s.Job))
+	}
+	if s.Job.State == lifecycle.Queued {
+		b.wake(s.Job.Queue)
+	}
+}
+
+func (b *batch) wake(queue string) {
+	for _, q := range b.queues {
+		if q == queue {
+			return
+		}
+	}
+	b.queues = append(b.queues, queue)
+}
+
+// flush writes the batch. Updates are collapsed per job to the last write so
+// a job stepped twice in one transaction (claim then start) is written once.
+func (b *batch) flush(ctx context.Context, tx Tx) error {
+	if len(b.inserts) > 0 {
+		if err := tx.JobInsert(ctx, b.inserts); err != nil {
+			return err
+		}
+	}
+	if len(b.updates) > 0 {
+		if err := tx.JobUpdate(ctx, collapse(b.updates)); err != nil {
+			return err
+		}
+	}
+	if len(b.events) > 0 {
+		if err := tx.EventInsert(ctx, b.events); err != nil {
+			return err
+		}
+	}
+	if len(b.provs) > 0 {
+		if err := tx.ProvenanceInsert(ctx, b.provs); err != nil {
+			return err
+		}
+	}
+	if len(b.queues) > 0 {
+		return tx.Notify(ctx, b.queues)
+	}
+	return nil
+}
+
+func collapse(us []JobUpdate) []JobUpdate {
+	idx := make(map[string]int, len(us))
+	out := us[:0:0]
+	for _, u := range us {
+		if i, ok := idx[u.Job.ID]; ok {
+			out[i].Job = u.Job // keep the first PrevRev: the row as read
+			continue
+		}
+		idx[u.Job.ID] = len(out)
+		out = append(out, u)
+	}
+	return out
+}
+
+func provenance(j lifecycle.Job) lifecycle.Provenance {
+	p := lifecycle.Provenance{
+		JobID: j.ID, FinalState: j.State, Attempts: j.Attempt, LastOwner: j.LastOwner,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, Events: j.Rev,
+	}
+	if j.FinishedAt != nil {
+		p.FinishedAt = *j.FinishedAt
+	}
+	if j.Result != nil || j.ResultPtr != "" {
+		sum := sha256.Sum256(append(append([]byte(nil), j.Result...), j.ResultPtr...))
+		p.ResultDigest = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return p
+}
+
+// step applies cmd to job, honouring request-id idempotency and an expected
+// revision, and records the result in b. It returns the job after the step.
+func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, cmd lifecycle.Command, expected *int64, at time.Time) (lifecycle.Job, error) {
+	if cmd.RequestID != "" {
+		ev, ok, err := tx.EventByRequest(ctx, job.ID, cmd.RequestID)
+		if err != nil {
+			return job, err
+		}
+		if ok {
+			if ev.Op != cmd.Op && !(cmd.Op == lifecycle.OpCheckpoint && ev.Op == lifecycle.OpHalt) {
+				return job, &lifecycle.Error{Kind: ErrRequestConflict, JobID: job.ID, Op: cmd.Op, State: job.State,
+					Msg: fmt.Sprintf("request id %q was already used for %s on this job; use a new request id for a new request", cmd.RequestID, ev.Op)}
+			}
+			return job, nil
+		}
+	}
+	if expected != nil && *expected != job.Rev {
+		return job, &lifecycle.Error{Kind: ErrRevisionConflict, JobID: job.ID, Op: cmd.Op, State: job.State,
+			Msg: fmt.Sprintf("expected rev %d but the job is at rev %d; read it again and decide anew", *expected, job.Rev)}
+	}
+	s, err := lifecycle.Apply(job, cmd, at)
+	if err != nil {
+		return job, err
+	}
+	prev := job
+	b.add(&prev, s)
+	return s.Job, nil
+}
+
+// one runs cmd on the job with id in its own transaction.
+func (e *engine) one(ctx context.Context, id string, cmd lifecycle.Command, expected *int64, at *time.Time) (lifecycle.Job, error) {
+	if id == "" {
+		return lifecycle.Job{}, lifecycle.Validationf("job id is required")
+	}
+	var out lifecycle.Job
+	err := e.write(ctx, func(tx Tx, b *batch) error {
+		t, err := now(ctx, tx, at)
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.JobGet(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return notFound(id)
+		}
+		out, err = e.step(ctx, tx, b, jobs[0], cmd, expected, t)
+		return err
+	})
+	return out, err
+}
+
+func notFound(id string) error {
+	return &lifecycle.Error{Kind: ErrNotFound, JobID: id, Msg: "no job has this id; check it with `stint jobs ls`"}
+}
+
+// IsRejection reports whether err is a request the lifecycle or the store
+// refused (as opposed to a database failure).
+func IsRejection(err error) bool {
+	var le *lifecycle.Error
+	return errors.As(err, &le)
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// MaxBatch is the most jobs one enqueue, claim or complete call takes.
+const MaxBatch = 10000
+
+func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]EnqueueResult, error) {
+	if len(p.Jobs) == 0 {
+		return nil, lifecycle.Validationf("no jobs to enqueue")
+	}
+	if len(p.Jobs) > MaxBatch {
+		return nil, lifecycle.Validationf("%d jobs in one enqueue: the limit is %d; split the batch", len(p.Jobs), MaxBatch)
+	}
+	var out []EnqueueResult
+	err := e.write(ctx, func(tx Tx, b *batch) error {
+		t, err := now(ctx, tx, p.Now)
+		if err != nil {
+			return err
+		}
+		// Validate everything before writing anything: a bad spec rejects the batch.
+		for i := range p.Jobs {
+			if err := p.Jobs[i].Validate(t); err != nil {
+				return fmt.Errorf("job %d of the batch: %w", i, err)
+			}
+		}
+		out = make([]EnqueueResult, len(p.Jobs))
+		live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
+		for i, spec := range p.Jobs {
+			if spec.DedupeKey != "" {
+				k := [2]string{spec.Tenant, spec.DedupeKey}
+				if at, ok := live[k]; ok {
+					out[i] = EnqueueResult{Job: out[at].Job, Existing: true}
+					continue
+				}
+				j, ok, err := tx.JobLiveByDedupe(ctx, spec.Tenant, spec.DedupeKey)
+				if err != nil {
+					return err
+				}
+				if ok {
+					out[i] = EnqueueResult{Job: j, Existing: true}
+					continue
+				}
+			}
+			if spec.RunAt != nil {
+				r := spec.RunAt.UTC().Truncate(time.Microsecond)
+				spec.RunAt = &r
+			}
+			if spec.Deadline != nil {
+				d := spec.Deadline.UTC().Truncate(time.Microsecond)
+				spec.Deadline = &d
+			}
+			s, err := lifecycle.New(e.newID(), spec, p.ActorID, p.RequestID, t)
+			if err != nil {
+				return fmt.Errorf("job %d of the batch: %w", i, err)
+			}
+			b.add(nil, s)
+			out[i] = EnqueueResult{Job: s.Job}
+			if spec.DedupeKey != "" && !s.Job.State.Terminal() {
+				live[[2]string{spec.Tenant, spec.DedupeKey}] = i
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {
+	switch {
+	case p.WorkerID == "":
+		return nil, lifecycle.Validationf("worker id is required to claim")
+	case len(p.Queues) == 0:
+		return nil, lifecycle.Validationf("name at least one queue to claim from")
+	case p.Limit < 1 || p.Limit > MaxBatch:
+		return nil, lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
+	case p.LeaseTTL <= 0:
+		return nil, lifecycle.Validationf("lease TTL must be positive")
+	}
+	var out []Job
+	err := e.write(ctx, func(tx Tx, b *batch) error {
+		out = out[:0]
+		t, err := now(ctx, tx, p.Now)
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: t})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			c := lifecycle.Command{Op: lifecycle.OpClaim, Actor: lifecycle.ActorOwner, ActorID: p.WorkerID, LeaseID: e.newID(), LeaseTTL: p.LeaseTTL}
+			s, err := lifecycle.Apply(j, c, t)
+			if err != nil {
+				continue // not claimable after all (for example no attempts left): leave it
+			}
+			prev := j
+			b.add(&prev, s)
+			if p.Start {
+				c.Op = lifecycle.OpStart
+				started, err := lifecycle.Apply(s.Job, c, t)
+				if err != nil {
+					return err
+				}
+				b.add(&s.Job, started)
+				s = started
+			}
+			out = append(out, s.Job)
+		}
+		return nil
+	})
+	return out, err
+}

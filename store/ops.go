@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+func owner(p OwnerParams, op lifecycle.Op) lifecycle.Command {
+	return lifecycle.Command{Op: op, Actor: lifecycle.ActorOwner, LeaseID: p.LeaseID, RequestID: p.RequestID}
+}
+
+func (e *engine) JobStart(ctx context.Context, p *OwnerParams) (Job, error) {
+	return e.one(ctx, p.JobID, owner(*p, lifecycle.OpStart), nil, p.Now)
+}
+
+func (e *engine) JobHeartbeat(ctx context.Context, p *JobHeartbeatParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpHeartbeat)
+	c.LeaseTTL, c.Progress, c.Phase = p.LeaseTTL, p.Progress, p.Phase
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobCheckpoint(ctx context.Context, p *JobCheckpointParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpCheckpoint)
+	c.Checkpoint, c.Progress, c.Phase = p.Checkpoint, p.Progress, p.Phase
+	c.UsageDelta = lifecycle.Usage{Steps: p.Steps, Cost: p.Cost}
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobFail(ctx context.Context, p *JobFailParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpFail)
+	err := p.Error
+	c.Error, c.RetryAt, c.Backoff, c.ExecutionMS = &err, p.RetryAt, p.Backoff, p.ExecutionMS
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobHalt(ctx context.Context, p *JobHaltParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpHalt)
+	c.ReasonCode, c.Reason, c.ExecutionMS = p.ReasonCode, p.Reason, p.ExecutionMS
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobRelease(ctx context.Context, p *JobReleaseParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpStall)
+	c.Reason = p.Reason
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobAckCancel(ctx context.Context, p *OwnerParams) (Job, error) {
+	return e.one(ctx, p.JobID, owner(*p, lifecycle.OpAckCancel), nil, p.Now)
+}
+
+func (e *engine) JobDeadLetter(ctx context.Context, p *JobDeadLetterParams) (Job, error) {
+	c := owner(p.OwnerParams, lifecycle.OpDeadLetter)
+	if p.LeaseID == "" {
+		c.Actor = lifecycle.ActorSystem
+	}
+	c.ReasonCode, c.Error = p.ReasonCode, p.Error
+	return e.one(ctx, p.JobID, c, nil, p.Now)
+}
+
+func (e *engine) JobCancel(ctx context.Context, p *JobCancelParams) (Job, error) {
+	c := lifecycle.Command{Op: lifecycle.OpCancel, Actor: lifecycle.ActorClient, ActorID: p.ActorID, RequestID: p.RequestID, Reason: p.Reason}
+	if p.Hard {
+		c.Op = lifecycle.OpCancelHard
+	}
+	return e.one(ctx, p.JobID, c, p.ExpectedRev, p.Now)
+}
+
+func (e *engine) JobApply(ctx context.Context, p *JobApplyParams) (Job, error) {
+	return e.one(ctx, p.JobID, p.Command, p.ExpectedRev, p.Now)
+}
+
+// JobComplete completes many jobs in one transaction, each fenced on its own.
+func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Result, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		if p.JobID == "" {
+			return nil, lifecycle.Validationf("item %d: job id is required", i)
+		}
+		ids[i] = p.JobID
+	}
+	var out []Result
+	err := e.write(ctx, func(tx Tx, b *batch) error {
+		out = make([]Result, len(ps))
+		t, err := now(ctx, tx, ps[0].Now)
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.JobGet(ctx, ids)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]lifecycle.Job, len(jobs))
+		for _, j := range jobs {
+			byID[j.ID] = j
+		}
+		for i, p := range ps {
+			j, ok := byID[p.JobID]
+			if !ok {
+				out[i].Err = notFound(p.JobID)
+				continue
+			}
+			c := owner(p.OwnerParams, lifecycle.OpComplete)
+			c.Result, c.ResultPtr, c.ExecutionMS = p.Result, p.ResultPtr, p.ExecutionMS
+			next, err := e.step(ctx, tx, b, j, c, nil, t)
+			if err != nil && !IsRejection(err) {
+				return err
+			}
+			out[i] = Result{Job: next, Err: err}
+			byID[p.JobID] = next
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+func (e *engine) JobGet(ctx context.Context, id string) (Job, error) {
+	if id == "" {
+		return Job{}, lifecycle.Validationf("job id is required")
+	}
+	var out Job
+	err := e.d.Read(ctx, func(tx Tx) error {
+		jobs, err := tx.JobGet(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return notFound(id)
+		}
+		out = jobs[0]
+		return nil
+	})
+	return out, err
+}
+
+func (e *engine) JobList(ctx context.Context, p *JobListParams) ([]Job, error) {
+	q := *p
+	switch {
+	case q.Limit == 0:
+		q.Limit = 100
+	case q.Limit < 0 || q.Limit > MaxBatch:
+		return nil, lifecycle.Validationf("list limit %d: expected 1 to %d", q.Limit, MaxBatch)
+	}
+	for _, s := range q.States {
+		if !s.Valid() {
+			return nil, lifecycle.Validationf("unknown state %q: expected one of %v", s, lifecycle.States)
+		}
+	}
+	var out []Job
+	err := e.d.Read(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.JobList(ctx, q)
+		return err
+	})
+	return out, err
+}
+
+func (e *engine) JobEvents(ctx context.Context, id string) ([]Event, error) {
+	if _, err := e.JobGet(ctx, id); err != nil {
+		return nil, err
+	}
+	var out []Event
+	err := e.d.Read(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.EventList(ctx, []string{id})
+		return err
+	})
+	return out, err
+}
+
+func (e *engine) JobProvenance(ctx context.Context, id string) (Provenance, error) {
+	var out Provenance
+	err := e.d.Read(ctx, func(tx Tx) error {
+		p, ok, err := tx.ProvenanceGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &lifecycle.Error{Kind: ErrNotFound, JobID: id, Msg: "no provenance record: the job is not terminal, or does not exist"}
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// verifyPage is how many jobs Verify reads per transaction.
+const verifyPage = 500
+
+func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, error) {
+	var rep VerifyReport
+	rep.Findings = []Finding{}
+	after := ""
+	for {
+		var jobs []Job
+		var events []Event
+		provs := map[string]Provenance{}
+		err := e.d.Read(ctx, func(tx Tx) error {
+			var err error
+			if jobs, err = tx.JobList(ctx, JobListParams{AfterID: after, Limit: verifyPage}); err != nil || len(jobs) == 0 {
+				return err
+			}
+			ids := make([]string, len(jobs))
+			for i, j := range jobs {
+				ids[i] = j.ID
+				if j.State.Terminal() {
+					pr, ok, err := tx.ProvenanceGet(ctx, j.ID)
+					if err != nil {
+						return err
+					}
+					if ok {
+						provs[j.ID] = pr
+					}
+				}
+			}
+			events, err = tx.EventList(ctx, ids)
+			return err
+		})
+		if err != nil {
+			return rep, err
+		}
+		if len(jobs) == 0 {
+			return rep, nil
+		}
+		byJob := map[string][]Event{}
+		for _, ev := range events {
+			byJob[ev.JobID] = append(byJob[ev.JobID], ev)
+		}
+		rep.Events += len(events)
+		for _, j := range jobs {
+			rep.Jobs++
+			if problem := verifyJob(j, byJob[j.ID], provs); problem != "" {
+				f := Finding{JobID: j.ID, Problem: problem}
+				rep.Findings = append(rep.Findings, f)
+				if p != nil && p.OnFinding != nil {
+					p.OnFinding(f)
+				}
+			}
+		}
+		after = jobs[len(jobs)-1].ID
+	}
+}
+
+func verifyJob(j Job, events []Event, provs map[string]Provenance) string {
+	if err := lifecycle.Verify(j, events); err != nil {
+		return err.Error()
+	}
+	if !j.State.Terminal() {
+		return ""
+	}
+	pr, ok := provs[j.ID]
+	switch {
+	case !ok:
+		return "terminal job has no provenance record (LI-4)"
+	case pr.FinalState != j.State || pr.Attempts != j.Attempt || pr.Events != int64(len(events)):
+		return fmt.Sprintf("provenance says %s after %d attempts and %d events; the job says %s, %d attempts, %d events",
+			pr.FinalState, pr.Attempts, pr.Events, j.State, j.Attempt, len(events))
+	}
+	return ""
+}

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"sync"
+)
+
+// Listener is implemented by drivers that hear other processes' wake-ups
+// (PostgreSQL's LISTEN). Listen delivers queue names until ctx ends; a
+// driver reconnects on its own and may drop notifications, since claimers
+// also poll.
+type Listener interface {
+	Listen(ctx context.Context, deliver func(queue string)) error
+}
+
+// broker fans wake-ups out to the subscribers in this process: those this
+// process's own commits cause, and those a Listener hears.
+type broker struct {
+	mu     sync.Mutex
+	subs   map[chan string]struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newBroker() *broker { return &broker{subs: map[chan string]struct{}{}} }
+
+func (b *broker) listen(l Listener) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel, b.done = cancel, make(chan struct{})
+	go func() {
+		defer close(b.done)
+		_ = l.Listen(ctx, func(q string) { b.publish([]string{q}) })
+	}()
+}
+
+func (b *broker) publish(queues []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		for _, q := range queues {
+			select {
+			case ch <- q:
+			default: // the subscriber is behind; it polls anyway
+			}
+		}
+	}
+}
+
+func (b *broker) subscribe() (<-chan string, func()) {
+	ch := make(chan string, 64)
+	b.mu.Lock()
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, ch)
+			b.mu.Unlock()
+		})
+	}
+}
+
+func (b *broker) close() {
+	if b.cancel != nil {
+		b.cancel()
+		<-b.done
+	}
+}
+
+// Wakeups returns a channel that receives a queue name whenever jobs may have
+// become claimable in it, and a function that ends the subscription.
+// Delivery is best effort: a subscriber that falls behind misses wake-ups,
+// so claimers poll as well.
+func (e *engine) Wakeups() (<-chan string, func()) { return e.wake.subscribe() }
