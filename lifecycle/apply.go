@@ -191,7 +191,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		if next.Attempt >= next.MaxAttempts {
 			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d used)", next.Attempt, next.MaxAttempts)
 		}
-		exp := now.Add(c.LeaseTTL)
+		exp := later(now, c.LeaseTTL)
 		next.State, next.Attempt = Claimed, next.Attempt+1
 		next.Owner, next.LeaseID, next.LeaseExpiresAt = c.ActorID, c.LeaseID, &exp
 		next.Phase = ""
@@ -202,12 +202,12 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 			next.StartedAt = &now
 		}
 		if next.Timeout > 0 {
-			t := now.Add(next.Timeout.D())
+			t := later(now, next.Timeout.D())
 			next.TimeoutAt = &t
 		}
 		return op, actor, EventStarted, nil
 	case OpHeartbeat:
-		exp := now.Add(c.LeaseTTL)
+		exp := later(now, c.LeaseTTL)
 		next.LeaseExpiresAt = &exp
 		report(next, c)
 		return op, actor, EventHeartbeat, nil
@@ -280,7 +280,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.ReasonCode, next.Reason = ReasonCancelled, firstNonEmpty(c.Reason, "cancelled by a client")
 		if next.State.Leased() {
 			grace := firstDuration(c.CancelGrace, next.CancelGrace.D(), DefaultCancelGrace)
-			d := now.Add(grace)
+			d := later(now, grace)
 			next.State, next.CancelDeadline = CancelRequested, &d
 			return op, actor, EventCancelRequested, nil
 		}
@@ -329,7 +329,7 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 		next.State, next.Error = Failed, e
 		return EventFailed
 	case next.Attempt < next.MaxAttempts:
-		at := now.Add(c.Backoff.OrDefault().Delay(next.ID, next.Attempt))
+		at := later(now, c.Backoff.OrDefault().Delay(next.ID, next.Attempt))
 		if c.RetryAt != nil && c.RetryAt.After(now) {
 			at = *c.RetryAt
 		}
@@ -455,4 +455,10 @@ func firstDuration(ds ...time.Duration) time.Duration {
 		}
 	}
 	return 0
+}
+
+// later returns now+d kept to the microsecond, the precision the stores keep,
+// so a time read back from a column equals the one computed here.
+func later(now time.Time, d time.Duration) time.Time {
+	return now.Add(d).Truncate(time.Microsecond)
 }

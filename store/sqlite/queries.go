@@ -1,0 +1,46 @@
+package sqlite
+
+// The SQL the driver runs, one named statement each. Lists are passed as
+// JSON arrays and expanded with json_each.
+const (
+	qCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))`
+	qListMigrations  = `SELECT version FROM schema_migrations`
+	qInsertMigration = `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`
+
+	qJobInsert = `INSERT INTO jobs (id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
+    lease_expires_at, timeout_at, cancel_deadline, deadline, finished_at, dedupe_key, doc)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qJobUpdate = `UPDATE jobs SET state = ?, priority = ?, attempt = ?, rev = ?, run_at = ?,
+    lease_expires_at = ?, timeout_at = ?, cancel_deadline = ?, deadline = ?, finished_at = ?, doc = ?
+    WHERE id = ? AND rev = ?`
+	qJobGet      = `SELECT doc FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
+	qJobByDedupe = `SELECT doc FROM jobs WHERE tenant = ? AND dedupe_key = ?
+    AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied') LIMIT 1`
+	qJobClaimable = `SELECT doc FROM jobs
+    WHERE state = 'queued' AND queue IN (SELECT value FROM json_each(?1))
+      AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+      AND run_at <= ?3
+    ORDER BY priority DESC, created_at, id LIMIT ?4`
+	qJobList = `SELECT doc FROM jobs
+    WHERE (json_array_length(?1) = 0 OR state IN (SELECT value FROM json_each(?1)))
+      AND (?2 = '' OR queue = ?2) AND (?3 = '' OR kind = ?3) AND id > ?4
+    ORDER BY id LIMIT ?5`
+
+	qDuePromote = `SELECT doc FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ? ORDER BY run_at, id LIMIT ?`
+	qDueLease   = `SELECT doc FROM jobs WHERE state IN ('claimed', 'running', 'cancel_requested') AND lease_expires_at <= ?
+    ORDER BY lease_expires_at, id LIMIT ?`
+	qDueStalled  = `SELECT doc FROM jobs WHERE state = 'stalled' AND ? IS NOT NULL ORDER BY id LIMIT ?`
+	qDueCancel   = `SELECT doc FROM jobs WHERE state = 'cancel_requested' AND cancel_deadline <= ? ORDER BY cancel_deadline, id LIMIT ?`
+	qDueTimeout  = `SELECT doc FROM jobs WHERE state = 'running' AND timeout_at <= ? ORDER BY timeout_at, id LIMIT ?`
+	qDueDeadline = `SELECT doc FROM jobs WHERE deadline IS NOT NULL AND deadline <= ?
+    AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied')
+    ORDER BY deadline, id LIMIT ?`
+
+	qEventInsert    = `INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qEventByRequest = `SELECT id, doc FROM job_events WHERE job_id = ? AND request_id = ?`
+	qEventList      = `SELECT id, doc FROM job_events WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, rev`
+
+	qProvenanceInsert = `INSERT INTO job_provenance (job_id, final_state, doc) VALUES (?, ?, ?)`
+	qProvenanceGet    = `SELECT doc FROM job_provenance WHERE job_id = ?`
+)

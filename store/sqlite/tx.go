@@ -1,0 +1,268 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// txn is one transaction: a store.Tx on a *sql.Tx.
+type txn struct {
+	tx       *sql.Tx
+	clock    clock.Clock
+	readOnly bool
+	now      time.Time
+}
+
+var _ store.Tx = (*txn)(nil)
+
+// Now is the driver's clock, read once per transaction.
+func (t *txn) Now(context.Context) (time.Time, error) {
+	if t.now.IsZero() {
+		t.now = t.clock.Now()
+	}
+	return t.now, nil
+}
+
+func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
+	st, err := t.tx.PrepareContext(ctx, qJobInsert)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, j := range jobs {
+		doc, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, j.ID, j.Tenant, j.Kind, j.Queue, string(j.State), j.Priority, j.Attempt, j.Rev,
+			micros(j.RunAt), micros(j.CreatedAt), microsPtr(j.LeaseExpiresAt), microsPtr(j.TimeoutAt),
+			microsPtr(j.CancelDeadline), microsPtr(j.Deadline), microsPtr(j.FinishedAt), j.DedupeKey, doc); err != nil {
+			return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
+	st, err := t.tx.PrepareContext(ctx, qJobUpdate)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, u := range updates {
+		j := u.Job
+		doc, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, string(j.State), j.Priority, j.Attempt, j.Rev, micros(j.RunAt),
+			microsPtr(j.LeaseExpiresAt), microsPtr(j.TimeoutAt), microsPtr(j.CancelDeadline), microsPtr(j.Deadline),
+			microsPtr(j.FinishedAt), doc, j.ID, u.PrevRev)
+		if err != nil {
+			return fmt.Errorf("sqlite: update job %s: %w", j.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: j.ID,
+				Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", u.PrevRev)}
+		}
+	}
+	return nil
+}
+
+func (t *txn) JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error) {
+	jobs, err := t.jobs(ctx, qJobGet, jsonList(ids))
+	if err != nil || len(jobs) < 2 {
+		return jobs, err
+	}
+	pos := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if _, ok := pos[id]; !ok {
+			pos[id] = i
+		}
+	}
+	ordered := make([]lifecycle.Job, 0, len(jobs))
+	byID := make(map[string]lifecycle.Job, len(jobs))
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, id := range ids {
+		if j, ok := byID[id]; ok {
+			ordered = append(ordered, j)
+			delete(byID, id)
+		}
+	}
+	return ordered, nil
+}
+
+func (t *txn) JobLiveByDedupe(ctx context.Context, tenant, key string) (lifecycle.Job, bool, error) {
+	jobs, err := t.jobs(ctx, qJobByDedupe, tenant, key)
+	if err != nil || len(jobs) == 0 {
+		return lifecycle.Job{}, false, err
+	}
+	return jobs[0], true, nil
+}
+
+func (t *txn) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.Job, error) {
+	return t.jobs(ctx, qJobClaimable, jsonList(q.Queues), jsonList(q.Kinds), micros(q.Now), q.Limit)
+}
+
+func (t *txn) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, error) {
+	var query string
+	switch q.Kind {
+	case store.DuePromote:
+		query = qDuePromote
+	case store.DueLeaseExpired:
+		query = qDueLease
+	case store.DueStalled:
+		query = qDueStalled
+	case store.DueCancelDeadline:
+		query = qDueCancel
+	case store.DueTimeout:
+		query = qDueTimeout
+	case store.DueDeadline:
+		query = qDueDeadline
+	default:
+		return nil, fmt.Errorf("sqlite: unknown due query %q", q.Kind)
+	}
+	return t.jobs(ctx, query, micros(q.Now), q.Limit)
+}
+
+func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.Job, error) {
+	states := make([]string, len(p.States))
+	for i, s := range p.States {
+		states[i] = string(s)
+	}
+	return t.jobs(ctx, qJobList, jsonList(states), p.Queue, p.Kind, p.AfterID, p.Limit)
+}
+
+func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []lifecycle.Job
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		var j lifecycle.Job
+		if err := json.Unmarshal(doc, &j); err != nil {
+			return nil, fmt.Errorf("sqlite: a job row holds unreadable JSON: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
+	st, err := t.tx.PrepareContext(ctx, qEventInsert)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, e := range events {
+		doc, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, e.JobID, e.Rev, string(e.Type), string(e.Op), e.RequestID, micros(e.At), doc); err != nil {
+			return fmt.Errorf("sqlite: insert event %s rev %d: %w", e.JobID, e.Rev, err)
+		}
+	}
+	return nil
+}
+
+func (t *txn) EventByRequest(ctx context.Context, jobID, requestID string) (lifecycle.Event, bool, error) {
+	evs, err := t.events(ctx, qEventByRequest, jobID, requestID)
+	if err != nil || len(evs) == 0 {
+		return lifecycle.Event{}, false, err
+	}
+	return evs[0], true, nil
+}
+
+func (t *txn) EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event, error) {
+	return t.events(ctx, qEventList, jsonList(jobIDs))
+}
+
+func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycle.Event, error) {
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []lifecycle.Event
+	for rows.Next() {
+		var id int64
+		var doc []byte
+		if err := rows.Scan(&id, &doc); err != nil {
+			return nil, err
+		}
+		var e lifecycle.Event
+		if err := json.Unmarshal(doc, &e); err != nil {
+			return nil, fmt.Errorf("sqlite: an event row holds unreadable JSON: %w", err)
+		}
+		e.ID = id
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (t *txn) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error {
+	for _, p := range recs {
+		doc, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		if _, err := t.tx.ExecContext(ctx, qProvenanceInsert, p.JobID, string(p.FinalState), doc); err != nil {
+			return fmt.Errorf("sqlite: insert provenance %s: %w", p.JobID, err)
+		}
+	}
+	return nil
+}
+
+func (t *txn) ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provenance, bool, error) {
+	var doc []byte
+	err := t.tx.QueryRowContext(ctx, qProvenanceGet, jobID).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return lifecycle.Provenance{}, false, nil
+	}
+	if err != nil {
+		return lifecycle.Provenance{}, false, err
+	}
+	var p lifecycle.Provenance
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return p, false, fmt.Errorf("sqlite: a provenance row holds unreadable JSON: %w", err)
+	}
+	return p, true, nil
+}
+
+// Notify does nothing: SQLite serves one process, whose store wakes its own
+// claimers after commit.
+func (t *txn) Notify(context.Context, []string) error { return nil }
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func microsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func jsonList(ss []string) string {
+	if len(ss) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(ss)
+	return string(b)
+}
