@@ -13,6 +13,10 @@ type Replayed struct {
 // and revision they lead to. It fails at the first event that the transition
 // table does not explain, that does not start where the previous one ended,
 // or that breaks the attempt or revision rules.
+//
+// Retention may delete old heartbeat events, so one gap in the revisions is
+// accepted where only heartbeats can have been: the job held a lease, and the
+// event after the gap starts in the same state with the same attempt.
 func Replay(events []Event) (Replayed, error) {
 	var r Replayed
 	for i, e := range events {
@@ -28,7 +32,7 @@ func Replay(events []Event) (Replayed, error) {
 		if _, ok := edgeForEvent(e.Type, e.FromState, e.ToState); !ok {
 			return r, at("no row of the transition table explains it")
 		}
-		if e.Rev != r.Rev+1 {
+		if e.Rev != r.Rev+1 && !heartbeatGap(r, e) {
 			return r, at("rev must be %d", r.Rev+1)
 		}
 		want := r.Attempt
@@ -55,4 +59,10 @@ func Verify(j Job, events []Event) error {
 			r.State, r.Attempt, r.Rev, j.State, j.Attempt, j.Rev)
 	}
 	return Check(j)
+}
+
+// heartbeatGap reports whether the revisions missing before e can only have
+// been heartbeats (self-loops of a leased state) that retention pruned.
+func heartbeatGap(r Replayed, e Event) bool {
+	return e.Rev > r.Rev+1 && r.State.Leased() && e.FromState == r.State && e.Attempt == r.Attempt
 }

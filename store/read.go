@@ -145,9 +145,9 @@ func verifyJob(j Job, events []Event, provs map[string]Provenance) string {
 	switch {
 	case !ok:
 		return "terminal job has no provenance record (LI-4)"
-	case pr.FinalState != j.State || pr.Attempts != j.Attempt || pr.Events != int64(len(events)):
-		return fmt.Sprintf("provenance says %s after %d attempts and %d events; the job says %s, %d attempts, %d events",
-			pr.FinalState, pr.Attempts, pr.Events, j.State, j.Attempt, len(events))
+	case pr.FinalState != j.State || pr.Attempts != j.Attempt || pr.Events != j.Rev:
+		return fmt.Sprintf("provenance says %s after %d attempts and %d events; the job says %s, %d attempts, rev %d",
+			pr.FinalState, pr.Attempts, pr.Events, j.State, j.Attempt, j.Rev)
 	}
 	return ""
 }

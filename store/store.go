@@ -60,6 +60,14 @@ type Store interface {
 	JobForceCancelDue(ctx context.Context, p *MaintainParams) (int, error)
 	JobTimeOutDue(ctx context.Context, p *MaintainParams) (int, error)
 
+	// JobRetain deletes old terminal jobs with their events and provenance,
+	// and old heartbeat events; Verify stays clean after it.
+	JobRetain(ctx context.Context, p *RetainParams) (RetainResult, error)
+	// LeaderElect takes or renews a leader seat; LeaderResign frees it. On
+	// PostgreSQL they let exactly one node run the singleton services.
+	LeaderElect(ctx context.Context, p *LeaderElectParams) (Leadership, error)
+	LeaderResign(ctx context.Context, name, id string) error
+
 	// Reads.
 	JobGet(ctx context.Context, id string) (Job, error)
 	JobList(ctx context.Context, p *JobListParams) ([]Job, error)

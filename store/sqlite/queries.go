@@ -44,3 +44,20 @@ const (
 	qProvenanceInsert = `INSERT INTO job_provenance (job_id, final_state, doc) VALUES (?, ?, ?)`
 	qProvenanceGet    = `SELECT doc FROM job_provenance WHERE job_id = ?`
 )
+
+const (
+	qLeaderElect = `INSERT INTO leaders (name, leader_id, term, expires_at) VALUES (?1, ?2, 1, ?4)
+    ON CONFLICT (name) DO UPDATE SET
+        term = CASE WHEN leaders.leader_id = excluded.leader_id THEN leaders.term ELSE leaders.term + 1 END,
+        leader_id = excluded.leader_id, expires_at = excluded.expires_at
+    WHERE leaders.leader_id = excluded.leader_id OR leaders.expires_at <= ?3
+    RETURNING term`
+	qLeaderResign = `DELETE FROM leaders WHERE name = ? AND leader_id = ?`
+
+	qFinishedSelect = `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?`
+	qDeleteEvents   = `DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))`
+	qDeleteProv     = `DELETE FROM job_provenance WHERE job_id IN (SELECT value FROM json_each(?))`
+	qDeleteJobs     = `DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
+	qPruneHeartbeat = `DELETE FROM job_events WHERE id IN (
+    SELECT id FROM job_events WHERE type = 'heartbeat' AND at < ? ORDER BY id LIMIT ?)`
+)

@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+)
+
+// DefaultSchema is the schema stint uses when Options.Schema is empty.
+const DefaultSchema = "stint"
+
+// maxSchemaLen keeps the notification channel ("stint_" + schema) within
+// PostgreSQL's 63-byte identifier limit.
+const maxSchemaLen = 63 - len(channelPrefix)
+
+// schemaName is what a schema name may look like: an unquoted SQL identifier
+// in lower case, so it means the same quoted or not.
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Options configure a Driver.
+type Options struct {
+	// Schema holds stint's tables. Several installations (or tests) can
+	// share one database under different schemas. It is created when
+	// missing. Lower-case letters, digits and underscores, at most 57
+	// characters. Defaults to "stint".
+	Schema string
+	// MaxConns caps the connection pool. Defaults to the URL's
+	// pool_max_conns, or else pgxpool's default (the greater of 4 and the
+	// number of CPUs).
+	MaxConns int32
+	// DisableNotify turns LISTEN/NOTIFY off (for example behind a
+	// transaction-pooling proxy, which cannot LISTEN); claimers then learn
+	// of new work by polling alone. Defaults to false.
+	DisableNotify bool
+	// Logger receives reconnects and retried transactions. Defaults to
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns o with every unset field given its default.
+func (o Options) WithDefaults() Options {
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case len(o.Schema) > maxSchemaLen:
+		return fmt.Errorf("postgres: schema name %q is %d characters long: use at most %d", o.Schema, len(o.Schema), maxSchemaLen)
+	case !schemaName.MatchString(o.Schema):
+		return fmt.Errorf("postgres: schema name %q: use lower-case letters, digits and underscores, not starting with a digit", o.Schema)
+	case o.MaxConns < 0:
+		return fmt.Errorf("postgres: MaxConns is %d: use a positive number, or 0 for the default", o.MaxConns)
+	}
+	return nil
+}
+
+// channel is the notification channel of the schema's installation.
+func (o Options) channel() string { return channelPrefix + o.Schema }

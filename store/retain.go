@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// RetainTx is implemented by a driver's Tx that supports retention.
+type RetainTx interface {
+	// JobDeleteFinished deletes up to limit terminal jobs finished before
+	// before, with their events and provenance, and returns how many jobs
+	// and events it removed.
+	JobDeleteFinished(ctx context.Context, before time.Time, limit int) (jobs, events int, err error)
+	// EventPruneHeartbeats deletes up to limit heartbeat events older than before.
+	EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// RetainParams bound one retention pass.
+type RetainParams struct {
+	// FinishedBefore: terminal jobs finished before it are deleted with their
+	// events. Zero deletes none.
+	FinishedBefore time.Time
+	// HeartbeatsBefore: heartbeat events older than it are deleted. Zero deletes none.
+	HeartbeatsBefore time.Time
+	// Limit is the most rows of each kind deleted in one call. Defaults to 1000.
+	Limit int
+}
+
+// RetainResult counts what a retention pass removed.
+type RetainResult struct {
+	Jobs       int `json:"jobs"`
+	Events     int `json:"events"`
+	Heartbeats int `json:"heartbeats"`
+}
+
+func (e *engine) JobRetain(ctx context.Context, p *RetainParams) (RetainResult, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultMaintainLimit
+	}
+	if limit > MaxBatch {
+		return RetainResult{}, lifecycle.Validationf("retention limit %d: at most %d", limit, MaxBatch)
+	}
+	var out RetainResult
+	err := e.d.InTx(ctx, func(tx Tx) error {
+		out = RetainResult{}
+		rt, ok := tx.(RetainTx)
+		if !ok {
+			return ErrUnsupported
+		}
+		var err error
+		if !p.FinishedBefore.IsZero() {
+			if out.Jobs, out.Events, err = rt.JobDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
+				return err
+			}
+		}
+		if !p.HeartbeatsBefore.IsZero() {
+			out.Heartbeats, err = rt.EventPruneHeartbeats(ctx, p.HeartbeatsBefore.UTC(), limit)
+		}
+		return err
+	})
+	return out, err
+}
