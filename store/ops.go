@@ -40,10 +40,35 @@ func (e *engine) JobHalt(ctx context.Context, p *JobHaltParams) (Job, error) {
 	return e.one(ctx, p.JobID, c, nil, p.Now)
 }
 
+// JobRelease stalls the job by its owner; with Requeue the system requeues
+// (or dead-letters) it in the same transaction, so another worker can claim
+// it at once instead of after the reaper's next pass.
 func (e *engine) JobRelease(ctx context.Context, p *JobReleaseParams) (Job, error) {
 	c := owner(p.OwnerParams, lifecycle.OpStall)
 	c.Reason = p.Reason
-	return e.one(ctx, p.JobID, c, nil, p.Now)
+	if !p.Requeue {
+		return e.one(ctx, p.JobID, c, nil, p.Now)
+	}
+	var out lifecycle.Job
+	err := e.write(ctx, func(tx Tx, b *batch) error {
+		t, err := now(ctx, tx, p.Now)
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.JobGet(ctx, []string{p.JobID})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return notFound(p.JobID)
+		}
+		if out, err = e.step(ctx, tx, b, jobs[0], c, nil, t); err != nil || out.State != lifecycle.Stalled || out.Rev == jobs[0].Rev {
+			return err
+		}
+		out, err = e.step(ctx, tx, b, out, lifecycle.Command{Op: lifecycle.OpRequeue, Actor: lifecycle.ActorSystem, ActorID: "release"}, nil, t)
+		return err
+	})
+	return out, err
 }
 
 func (e *engine) JobAckCancel(ctx context.Context, p *OwnerParams) (Job, error) {

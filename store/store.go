@@ -180,6 +180,9 @@ type JobHaltParams struct {
 type JobReleaseParams struct {
 	OwnerParams
 	Reason string
+	// Requeue also requeues the stalled job in the same transaction (or
+	// dead-letters it when no attempts are left).
+	Requeue bool
 }
 
 // JobDeadLetterParams move a job to the dead-letter queue.
