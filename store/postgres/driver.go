@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stint-dev/stint/store"
+)
+
+// Driver is the PostgreSQL [store.Driver]: a pgx connection pool whose
+// connections all work in one schema. Build a Store on it with [store.New],
+// or use [OpenStore].
+type Driver struct {
+	pool *pgxpool.Pool
+	opts Options
+	log  *slog.Logger
+
+	closeOnce sync.Once
+}
+
+var (
+	_ store.Driver   = (*Driver)(nil)
+	_ store.Listener = (*Driver)(nil)
+)
+
+// Open connects to the database at url (a PostgreSQL URL or key=value
+// connection string), creates the schema if it is missing and applies the
+// migrations it lacks.
+func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: bad database URL: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	params := cfg.ConnConfig.RuntimeParams
+	// Every statement resolves its tables in the schema; pg_catalog is
+	// always searched first, so built-in functions stay reachable.
+	params["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
+	if params["application_name"] == "" {
+		// Names the pool's sessions in pg_stat_activity.
+		params["application_name"] = "stint/" + opts.Schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	d := &Driver{pool: pool, opts: opts, log: opts.Logger}
+	if err := d.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// OpenStore opens a Driver and builds a Store on it.
+func OpenStore(ctx context.Context, url string, opts Options) (store.Store, error) {
+	d, err := Open(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d, store.Options{}), nil
+}
+
+// Pool returns the driver's connection pool, for callers that run their own
+// transactions and enqueue inside them (see [Driver.EnqueueTx]).
+func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
+
+// Schema returns the schema the driver works in.
+func (d *Driver) Schema() string { return d.opts.Schema }
+
+// Close closes the pool. It is safe to call more than once.
+func (d *Driver) Close() error {
+	d.closeOnce.Do(d.pool.Close)
+	return nil
+}
+
+// InTx runs fn in a read-committed transaction. Conflicts with other
+// transactions and lost connections roll it back and run fn again; see
+// [retryable] for which.
+func (d *Driver) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	return d.run(ctx, pgx.TxOptions{}, true, fn)
+}
+
+// Read runs fn in a read-only repeatable-read transaction, so every
+// statement of fn sees the same snapshot.
+func (d *Driver) Read(ctx context.Context, fn func(store.Tx) error) error {
+	return d.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+}
+
+// Retry policy: exponential backoff with full jitter from retryBase up to
+// retryMax, at most maxTries runs in all: about 20 s of trying, enough to
+// ride out a PostgreSQL restart.
+const (
+	maxTries  = 30
+	retryBase = 2 * time.Millisecond
+	retryMax  = time.Second
+)
+
+func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) error {
+	for try := 1; ; try++ {
+		err := d.once(ctx, opts, write, fn)
+		if err == nil {
+			return nil
+		}
+		if !retryable(ctx, err, write) {
+			var ce *commitError
+			if errors.As(err, &ce) {
+				return fmt.Errorf("%w: %w", ErrCommitUncertain, ce.err)
+			}
+			return err
+		}
+		if try == maxTries {
+			return fmt.Errorf("postgres: gave up after %d tries: %w", try, err)
+		}
+		d.log.DebugContext(ctx, "postgres: retrying transaction", "try", try, "err", err)
+		wait := min(retryBase<<(try-1), retryMax)
+		t := time.NewTimer(rand.N(wait) + 1)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("postgres: %w (while retrying after: %w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// once runs fn in one transaction. A COMMIT error comes back as a
+// *commitError, since its outcome may be unknown.
+func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) error {
+	ptx, err := d.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := fn(newTx(ptx, d.opts, write)); err != nil {
+		_ = ptx.Rollback(ctx) // a failed rollback closes the connection, which rolls back too
+		return err
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		return &commitError{err}
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// ErrCommitUncertain is returned when the connection failed while a
+// transaction was committing: PostgreSQL may or may not have applied it, so
+// the driver does not run it again. Read the jobs involved to learn the
+// outcome; every write is all-or-nothing either way.
+var ErrCommitUncertain = errors.New("postgres: the connection failed during commit, so the transaction may or may not have been applied; read the jobs to find out")
+
+// The PostgreSQL error codes the driver acts on.
+const (
+	codeSerializationFailure = "40001"
+	codeDeadlockDetected     = "40P01"
+	codeUniqueViolation      = "23505"
+	codeAdminShutdown        = "57P01"
+	codeCrashShutdown        = "57P02"
+	codeCannotConnectNow     = "57P03"
+)
+
+// dedupeIndex is the unique index of LI-5 (see migrations/0001_init.sql).
+const dedupeIndex = "jobs_dedupe_key_idx"
+
+// commitError marks an error returned by COMMIT, whose outcome may be unknown.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// retryable reports whether a failed transaction can run again from the
+// start: it rolled back for sure, and running it again may succeed. write
+// tells a read-write transaction (whose commit may have landed) from a
+// read-only one (which has nothing to lose).
+func retryable(ctx context.Context, err error, write bool) bool {
+	var le *lifecycle.Error
+	if ctx.Err() != nil || errors.As(err, &le) {
+		return false
+	}
+	var ce *commitError
+	if errors.As(err, &ce) && write {
+		// The server answered COMMIT with a rollback, or COMMIT never left
+		// this process: in both cases nothing was applied.
+		return isConflict(err) || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err)
+	}
+	return isConflict(err) || isConnLoss(err)
+}
+
+// isConflict reports a transient conflict between transactions: PostgreSQL
+// rolled back one of them and the next try will see the winner's work.
+func isConflict(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case codeSerializationFailure, codeDeadlockDetected:
+		return true
+	case codeUniqueViolation:
+		// A concurrent enqueue of the same dedupe key committed first; the
+		// retry finds its job and returns it.
+		return pe.ConstraintName == dedupeIndex
+	}
+	return false
+}
+
+// isConnLoss reports an error of the connection rather than of the
+// statement: the server went away, refused us, or shut down. The
+// transaction is gone with the connection, and the pool dials a new one.
+func isConnLoss(err error) bool {
+	if pgconn.SafeToRetry(err) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow:
+			return true
+		}
+		return strings.HasPrefix(pe.Code, "08") // connection_exception
+	}
+	var (
+		connectErr *pgconn.ConnectError
+		netErr     net.Error
+	)
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
