@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/postgres"
+)
+
+// openPostgres opens the PostgreSQL store at url in schema (empty: the
+// default), creating the schema and applying migrations as needed.
+func (a *app) openPostgres(ctx context.Context) (store.Store, error) {
+	if _, err := pgx.ParseConfig(a.databaseURL); err != nil {
+		return nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
+	}
+	// A one-shot command has no use for reconnect chatter; warnings still show.
+	log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: a.schema, Logger: log})
+}
+
+// pgSchema is the PostgreSQL schema the global flags name.
+func (a *app) pgSchema() string {
+	if a.schema == "" {
+		return postgres.DefaultSchema
+	}
+	return a.schema
+}

@@ -1,0 +1,56 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stint-dev/stint/cli"
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store/postgres/pgtest"
+)
+
+// TestPostgres runs the commands against PostgreSQL (STINT_TEST_DATABASE_URL)
+// in a schema of its own, chosen once with the flags and once with the
+// environment.
+func TestPostgres(t *testing.T) {
+	t.Parallel()
+	url, schema := pgtest.URL(t), pgtest.NewSchema(t)
+	flags := func(args ...string) result {
+		t.Helper()
+		return stintEnv(t, cli.Env{}, append([]string{"--database-url", url, "--schema", schema}, args...)...)
+	}
+	env := cli.Env{Getenv: func(k string) string {
+		return map[string]string{cli.EnvDatabaseURL: url, cli.EnvSchema: schema}[k]
+	}}
+	fromEnv := func(args ...string) result {
+		t.Helper()
+		return stintEnv(t, env, args...)
+	}
+
+	if got, want := flags("migrate").ok(t).stdout, "up to date (PostgreSQL schema "+schema+")\n"; got != want {
+		t.Errorf("migrate printed %q, want %q", got, want)
+	}
+	id := strings.TrimSpace(flags("enqueue", "--kind", "email.send", "--payload", `{"to": "ada"}`).ok(t).stdout)
+	if got := fromEnv("jobs", "ls", "--state", "queued").ok(t).stdout; !strings.Contains(got, id) {
+		t.Errorf("jobs ls printed %q, want job %s", got, id)
+	}
+	var j lifecycle.Job
+	if err := json.Unmarshal([]byte(fromEnv("jobs", "show", id, "--json").ok(t).stdout), &j); err != nil || j.Kind != "email.send" {
+		t.Errorf("jobs show --json: %+v, %v", j, err)
+	}
+	if got, want := flags("jobs", "cancel", id).ok(t).stdout, "job "+id+": cancelled\n"; got != want {
+		t.Errorf("jobs cancel printed %q, want %q", got, want)
+	}
+	if got, want := fromEnv("verify").ok(t).stdout, "verified 1 job, 2 events: 0 findings\n"; got != want {
+		t.Errorf("verify printed %q, want %q", got, want)
+	}
+	fromEnv("jobs", "events", "no-such-job").usageError(t, "no-such-job")
+	fromEnv("jobs", "show", "no-such-job").usageError(t, "no job has this id")
+}
+
+func TestPostgresBadURL(t *testing.T) {
+	t.Parallel()
+	r := stintEnv(t, cli.Env{}, "--database-url", "postgres://host:notaport/db", "jobs", "ls")
+	r.usageError(t, "bad --database-url")
+}
