@@ -62,7 +62,7 @@ REV  TYPE       FROM     TO         ACTOR     ATTEMPT  AT                    REA
 1    enqueued   ∅        queued     client    0        2026-01-02T03:04:05Z  -
 2    claimed    queued   claimed    owner/w1  1        2026-01-02T03:05:05Z  -
 3    started    claimed  running    owner/w1  1        2026-01-02T03:05:05Z  -
-4    succeeded  running  succeeded  owner     1        2026-01-02T03:05:07Z  -
+4    succeeded  running  succeeded  owner/w1  1        2026-01-02T03:05:07Z  -
 `},
 		{"jobs show", []string{"jobs", "show", "id-1"}, `
 id:          id-1

@@ -48,7 +48,11 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	if err := Check(next); err != nil {
 		return Step{}, fmt.Errorf("lifecycle: %s produced an invalid job: %w", op, err)
 	}
-	ev := newEvent(next, job.State, op, actor, cmd.ActorID, cmd.RequestID, cmd.LeaseID, now)
+	actorID := cmd.ActorID
+	if actorID == "" && cmd.Actor == ActorOwner {
+		actorID = job.Owner // owner ops present a lease; the event names whose
+	}
+	ev := newEvent(next, job.State, op, actor, actorID, cmd.RequestID, cmd.LeaseID, now)
 	ev.Type = evType
 	ev.Reason = next.Reason
 	if evType == EventRetryScheduled || evType == EventFailed || evType == EventTimedOut || evType == EventDeadLettered {

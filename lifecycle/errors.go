@@ -39,7 +39,11 @@ func (e *Error) Error() string {
 		b = fmt.Appendf(b, ": %s", e.Op)
 	}
 	if e.JobID != "" {
-		b = fmt.Appendf(b, " job %s", e.JobID)
+		sep := " "
+		if e.Op == "" {
+			sep = ": "
+		}
+		b = fmt.Appendf(b, "%sjob %s", sep, e.JobID)
 	}
 	if e.State != "" && e.JobID != "" {
 		b = fmt.Appendf(b, " (state %s)", e.State)
