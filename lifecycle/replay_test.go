@@ -1,0 +1,178 @@
+package lifecycle_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stint-dev/stint/lifecycle"
+)
+
+// history is a legal life with two attempts, heartbeats, a checkpoint, a
+// retry and a soft cancel that the owner outran: 12 events, ending succeeded.
+func history(t *testing.T) *world {
+	t.Helper()
+	w := reach(t, baseSpec(), lifecycle.Running) // enqueued, claimed, started
+	w.must(t, ownerCmd(lifecycle.OpHeartbeat, w.job.LeaseID))
+	cp := ownerCmd(lifecycle.OpCheckpoint, w.job.LeaseID)
+	cp.Checkpoint = json.RawMessage(`{"cursor":3}`)
+	w.must(t, cp)
+	w.must(t, failCmd(w.job.LeaseID, "network", lifecycle.ClassTransient))
+	w.mustAt(t, w.job.RunAt, systemCmd(lifecycle.OpPromote))
+	w.claim(t)
+	w.must(t, ownerCmd(lifecycle.OpStart, w.job.LeaseID))
+	w.must(t, clientCmd(lifecycle.OpCancel))
+	w.must(t, ownerCmd(lifecycle.OpHeartbeat, w.job.LeaseID))
+	w.must(t, completeCmd(w.job.LeaseID))
+	if len(w.events) != 12 || w.job.State != lifecycle.Succeeded {
+		t.Fatalf("history has %d events and ends %s", len(w.events), w.job.State)
+	}
+	return w
+}
+
+func TestReplayLegalHistories(t *testing.T) {
+	t.Parallel()
+	t.Run("two attempts to success", func(t *testing.T) {
+		t.Parallel()
+		w := history(t)
+		r, err := lifecycle.Replay(w.events)
+		want := lifecycle.Replayed{State: lifecycle.Succeeded, Attempt: 2, Rev: 12}
+		if err != nil || r != want {
+			t.Fatalf("Replay = %+v, %v; want %+v", r, err, want)
+		}
+		if err := lifecycle.Verify(w.job, w.events); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+	})
+	for _, s := range lifecycle.States {
+		t.Run("to "+string(s), func(t *testing.T) {
+			t.Parallel()
+			w := reach(t, baseSpec(), s)
+			r, err := lifecycle.Replay(w.events)
+			want := lifecycle.Replayed{State: w.job.State, Attempt: w.job.Attempt, Rev: w.job.Rev}
+			if err != nil || r != want {
+				t.Fatalf("Replay = %+v, %v; want %+v", r, err, want)
+			}
+			if err := lifecycle.Verify(w.job, w.events); err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+		})
+	}
+	t.Run("pruned heartbeats leave a tolerated gap", func(t *testing.T) {
+		t.Parallel()
+		w := history(t)
+		evs := slices.Delete(slices.Clone(w.events), 3, 4) // the first heartbeat
+		if evs[2].Type != lifecycle.EventStarted || evs[3].Type != lifecycle.EventCheckpointed {
+			t.Fatalf("fixture moved: %s, %s", evs[2].Type, evs[3].Type)
+		}
+		if err := lifecycle.Verify(w.job, evs); err != nil {
+			t.Fatalf("Verify without a heartbeat: %v", err)
+		}
+	})
+}
+
+// TestReplayTampered: every way of corrupting a legal log is reported, at the
+// event that is wrong.
+func TestReplayTampered(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		tamper func(evs []lifecycle.Event) []lifecycle.Event
+		inMsg  string
+	}{
+		{"skipped rev while queued", func(evs []lifecycle.Event) []lifecycle.Event {
+			for i := 1; i < len(evs); i++ {
+				evs[i].Rev++
+			}
+			return evs
+		}, "rev must be 2"},
+		{"repeated rev", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[4].Rev = evs[3].Rev
+			return evs
+		}, "rev must be 5"},
+		{"wrong from_state", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[4].FromState = lifecycle.Claimed
+			return evs
+		}, "starts from claimed but the job was running"},
+		{"first event not from ∅", func(evs []lifecycle.Event) []lifecycle.Event { return evs[1:] }, "starts from queued but the job was ∅"},
+		{"duplicated event", func(evs []lifecycle.Event) []lifecycle.Event { return slices.Insert(evs, 3, evs[2]) }, "starts from claimed"},
+		{"lost state change", func(evs []lifecycle.Event) []lifecycle.Event { return slices.Delete(evs, 5, 6) }, "starts from retrying but the job was running"},
+		{"event after terminal", func(evs []lifecycle.Event) []lifecycle.Event {
+			last := evs[len(evs)-1]
+			extra := last
+			extra.Type, extra.Op, extra.Actor = lifecycle.EventCancelled, lifecycle.OpCancelHard, lifecycle.ActorClient
+			extra.FromState, extra.ToState, extra.Rev = lifecycle.Succeeded, lifecycle.Cancelled, last.Rev+1
+			return append(evs, extra)
+		}, "LI-1"},
+		{"attempt bump on a heartbeat", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[3].Attempt++
+			return evs
+		}, "only a claim adds one"},
+		{"claim without attempt bump", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[1].Attempt = 0
+			return evs
+		}, "attempt must be 1"},
+		{"unknown edge", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[2].ToState = lifecycle.Succeeded // start: claimed → succeeded
+			return evs
+		}, "no row of the transition table"},
+		{"event type of another row", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[2].Type = lifecycle.EventSucceeded // claimed → running recorded as succeeded
+			return evs
+		}, "no row of the transition table"},
+		{"actor the row does not allow", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[3].Actor = lifecycle.ActorClient // a heartbeat by a client
+			return evs
+		}, "no row of the transition table"},
+		{"op the row does not have", func(evs []lifecycle.Event) []lifecycle.Event {
+			evs[11].Op = lifecycle.OpAckCancel // cancel_requested → succeeded recorded as an ack_cancel
+			return evs
+		}, "no row of the transition table"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := history(t)
+			evs := tc.tamper(deepCopy(w.events))
+			if _, err := lifecycle.Replay(evs); err == nil || !strings.Contains(err.Error(), tc.inMsg) {
+				t.Errorf("Replay error = %v, want one saying %q", err, tc.inMsg)
+			}
+			if err := lifecycle.Verify(w.job, evs); err == nil {
+				t.Errorf("Verify accepted the tampered log")
+			}
+		})
+	}
+}
+
+// TestVerifyRowMismatch: a clean log that does not lead to the row, or a row
+// that breaks an invariant, fails Verify.
+func TestVerifyRowMismatch(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		mutate func(j *lifecycle.Job)
+		inMsg  string
+	}{
+		{"state", func(j *lifecycle.Job) { j.State = lifecycle.Failed }, "row says state failed"},
+		{"attempt", func(j *lifecycle.Job) { j.Attempt = 1 }, "attempt 1"},
+		{"rev", func(j *lifecycle.Job) { j.Rev = 13 }, "rev 13"},
+		{"invariant", func(j *lifecycle.Job) { j.Result = nil }, "result must be present"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := history(t)
+			tc.mutate(&w.job)
+			if err := lifecycle.Verify(w.job, w.events); err == nil || !strings.Contains(err.Error(), tc.inMsg) {
+				t.Errorf("Verify error = %v, want one saying %q", err, tc.inMsg)
+			}
+		})
+	}
+	t.Run("no events", func(t *testing.T) {
+		t.Parallel()
+		if err := lifecycle.Verify(history(t).job, nil); err == nil {
+			t.Error("Verify accepted a job without events")
+		}
+	})
+}
