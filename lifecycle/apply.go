@@ -22,6 +22,11 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	if job.State == "" {
 		return Step{}, reject(ErrInvalidTransition, &job, cmd.Op, "the job does not exist yet: enqueue it first")
 	}
+	if cmd.Actor == ActorOwner && cmd.Op != OpClaim && job.State.Leased() && job.LeaseID == cmd.LeaseID {
+		if err := fence(job, cmd, now); err != nil { // an expired lease is stale, even for a repeat
+			return Step{}, err
+		}
+	}
 	if already(job, cmd) {
 		return Step{Job: job}, nil
 	}
@@ -44,7 +49,7 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	}
 	next.Rev = job.Rev + 1
 	next.UpdatedAt = now
-	settle(&next, job, now)
+	settle(&next, job, actor, now)
 	if err := Check(next); err != nil {
 		return Step{}, fmt.Errorf("lifecycle: %s produced an invalid job: %w", op, err)
 	}
@@ -117,16 +122,14 @@ func (c Command) validate(j *Job) error {
 func already(j Job, c Command) bool {
 	switch c.Actor {
 	case ActorOwner:
-		lease := j.LastLeaseID
 		if j.State.Leased() {
-			lease = j.LeaseID
+			return c.Op == OpStart && j.State == Running && j.LeaseID == c.LeaseID
 		}
-		if lease != c.LeaseID {
+		// The lease ended: a no-op only if this owner ended it, with this op's result.
+		if j.LastLeaseID != c.LeaseID || j.LeaseEndedBy != ActorOwner {
 			return false
 		}
 		switch c.Op {
-		case OpStart:
-			return j.State == Running
 		case OpComplete, OpAckCancel, OpHalt, OpDeadLetter:
 			return j.State == target1(c.Op)
 		case OpFail:
@@ -186,7 +189,10 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.State = Queued
 		return op, actor, EventPromoted, nil
 	case OpUnblock:
-		next.State, next.RunAt = Queued, now
+		next.State = Queued
+		if next.RunAt.Before(now) {
+			next.RunAt = now
+		}
 		return op, actor, EventUnblocked, nil
 	case OpClaim:
 		if next.RunAt.After(now) {
@@ -329,7 +335,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 	next.LastError = e
 	switch {
-	case e.Class == ClassPermanent:
+	case e.Class == ClassPermanent || next.State == CancelRequested:
 		next.State, next.Error = Failed, e
 		return EventFailed
 	case next.Attempt < next.MaxAttempts:
@@ -340,7 +346,11 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 		next.State, next.RunAt = Retrying, at
 		return EventRetryScheduled
 	case e.Class == ClassTimeout:
-		next.State, next.Error = TimedOut, e
+		te := *e
+		if te.Code != ReasonTimeout && te.Code != ReasonDeadline {
+			te.Code, te.Message = ReasonTimeout, te.Code+": "+te.Message
+		}
+		next.State, next.Error = TimedOut, &te
 		next.ReasonCode, next.Reason = ReasonTimeout, e.Message
 		return EventTimedOut
 	case next.OnExhausted == Failed:
@@ -354,9 +364,9 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 }
 
 // settle clears or records the fields whose presence the new state dictates.
-func settle(next *Job, prev Job, now time.Time) {
+func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	if prev.State.Leased() && !next.State.Leased() {
-		next.LastOwner, next.LastLeaseID = prev.Owner, prev.LeaseID
+		next.LastOwner, next.LastLeaseID, next.LeaseEndedBy = prev.Owner, prev.LeaseID, actor
 		next.LastLeaseExpiresAt = prev.LeaseExpiresAt
 		next.Owner, next.LeaseID, next.LeaseExpiresAt, next.TimeoutAt = "", "", nil, nil
 	}

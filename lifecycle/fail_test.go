@@ -61,7 +61,9 @@ func TestFailOutcomes(t *testing.T) {
 			err:  &lifecycle.JobError{Code: "upstream_slow", Class: lifecycle.ClassTimeout},
 			want: lifecycle.TimedOut, reason: lifecycle.ReasonTimeout, errorSet: true},
 		{name: "from cancel_requested, exhausted", spec: oneAttempt, from: lifecycle.CancelRequested, err: &lifecycle.JobError{Code: "x"},
-			want: lifecycle.DeadLettered, reason: lifecycle.ReasonExhaustedRetries},
+			want: lifecycle.Failed, errorSet: true},
+		{name: "from cancel_requested, attempts left: never retried", from: lifecycle.CancelRequested, err: &lifecycle.JobError{Code: "x"},
+			want: lifecycle.Failed, errorSet: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

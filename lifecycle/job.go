@@ -51,6 +51,10 @@ type Job struct {
 	// CancelDeadline is when an unacknowledged soft cancel is forced.
 	CancelDeadline *time.Time `json:"cancel_deadline,omitempty"`
 
+	// LeaseEndedBy is who ended the last lease: the owner itself, the system
+	// (expiry, timeout, budget) or a client (hard cancel). Only the owner's own
+	// repeat of a transition it made is an idempotent no-op.
+	LeaseEndedBy       Actor      `json:"lease_ended_by,omitempty"`
 	LastOwner          string     `json:"last_owner,omitempty"`
 	LastLeaseID        string     `json:"last_lease_id,omitempty"`
 	LastLeaseExpiresAt *time.Time `json:"last_lease_expires_at,omitempty"`
@@ -122,6 +126,13 @@ func (j Job) Clone() Job {
 	}
 	c.Error = cloneErr(j.Error)
 	c.LastError = cloneErr(j.LastError)
+	for _, p := range []**time.Time{&c.Deadline, &c.LeaseExpiresAt, &c.TimeoutAt, &c.CancelDeadline,
+		&c.LastLeaseExpiresAt, &c.StartedAt, &c.FinishedAt} {
+		if *p != nil {
+			t := **p
+			*p = &t
+		}
+	}
 	return c
 }
 
@@ -154,6 +165,9 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a duration string, or a number of nanoseconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		var n int64

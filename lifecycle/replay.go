@@ -14,7 +14,7 @@ type Replayed struct {
 // table does not explain, that does not start where the previous one ended,
 // or that breaks the attempt or revision rules.
 //
-// Retention may delete old heartbeat events, so one gap in the revisions is
+// Retention may delete old heartbeat events, so gaps in the revisions are
 // accepted where only heartbeats can have been: the job held a lease, and the
 // event after the gap starts in the same state with the same attempt.
 func Replay(events []Event) (Replayed, error) {
@@ -29,8 +29,8 @@ func Replay(events []Event) (Replayed, error) {
 		if r.State.Terminal() {
 			return r, at("follows the terminal state %s (LI-1)", r.State)
 		}
-		if _, ok := edgeForEvent(e.Type, e.FromState, e.ToState); !ok {
-			return r, at("no row of the transition table explains it")
+		if _, ok := edgeForEvent(e); !ok {
+			return r, at("no row of the transition table explains %s by %s", e.Op, e.Actor)
 		}
 		if e.Rev != r.Rev+1 && !heartbeatGap(r, e) {
 			return r, at("rev must be %d", r.Rev+1)

@@ -46,7 +46,7 @@ func ParsePriority(s string) (int, error) {
 	case "batch":
 		return PriorityBatch, nil
 	}
-	n, err := strconv.Atoi(s)
+	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < -MaxPriority || n > MaxPriority {
 		return 0, Validationf("bad priority %q: expected an integer from %d to %d, or critical, interactive, default, batch", s, -MaxPriority, MaxPriority)
 	}
@@ -194,6 +194,9 @@ func New(id string, spec Spec, actorID, requestID string, now time.Time) (Step, 
 		j.FinishedAt = &now
 	case len(spec.DependsOn) > 0:
 		j.State = Blocked
+		if spec.RunAt != nil && spec.RunAt.After(now) {
+			j.RunAt = *spec.RunAt // kept: an unblocked job is claimable from run_at on
+		}
 	case spec.RunAt != nil && spec.RunAt.After(now):
 		j.State, j.RunAt = Scheduled, *spec.RunAt
 	default:

@@ -47,16 +47,17 @@ func buildTable() []Edge {
 	}
 	add(OpCheckpoint, owner, []State{Running}, Running, EventCheckpointed)
 	add(OpComplete, owner, []State{Running, CancelRequested}, Succeeded, EventSucceeded)
-	failFrom := []State{Running, CancelRequested}
-	add(OpFail, owner, failFrom, Retrying, EventRetryScheduled)
-	add(OpFail, owner, failFrom, Failed, EventFailed)
-	add(OpFail, owner, failFrom, DeadLettered, EventDeadLettered)
-	add(OpFail, owner, failFrom, TimedOut, EventTimedOut)
+	// A failure after a cancel request is final: it is never retried.
+	add(OpFail, owner, []State{Running}, Retrying, EventRetryScheduled)
+	add(OpFail, owner, []State{Running, CancelRequested}, Failed, EventFailed)
+	add(OpFail, owner, []State{Running}, DeadLettered, EventDeadLettered)
+	add(OpFail, owner, []State{Running}, TimedOut, EventTimedOut)
 	add(OpHalt, ownerSystem, []State{Running}, Halted, EventHalted)
 	add(OpStall, ownerSystem, []State{Claimed, Running}, Stalled, EventStalled)
 	add(OpRequeue, system, []State{Stalled}, Queued, EventRequeued)
 	add(OpRequeue, system, []State{Stalled}, DeadLettered, EventDeadLettered)
-	add(OpDeadLetter, ownerSystem, []State{Queued, Claimed, Running, Stalled}, DeadLettered, EventDeadLettered)
+	add(OpDeadLetter, system, []State{Queued, Claimed, Running, Stalled}, DeadLettered, EventDeadLettered)
+	add(OpDeadLetter, owner, []State{Claimed, Running}, DeadLettered, EventDeadLettered)
 	add(OpCancel, client, []State{Blocked, Scheduled, Queued, Retrying, Stalled}, Cancelled, EventCancelled)
 	add(OpCancel, client, []State{Claimed, Running}, CancelRequested, EventCancelRequested)
 	add(OpCancelHard, client, nonTerminal, Cancelled, EventCancelled)
@@ -103,12 +104,9 @@ func targets(op Op) []State {
 	return out
 }
 
-// edgeForEvent finds the row that explains an event of type ev from → to.
-func edgeForEvent(ev EventType, from, to State) (Edge, bool) {
-	for _, e := range Table {
-		if e.Event == ev && e.From == from && e.To == to {
-			return e, true
-		}
-	}
-	return Edge{}, false
+// edgeForEvent finds the row that explains an event: its op by its actor,
+// from → to, recorded as its type.
+func edgeForEvent(ev Event) (Edge, bool) {
+	e, ok := findEdge(ev.Op, ev.Actor, ev.FromState, ev.ToState)
+	return e, ok && e.Event == ev.Type
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/stint-dev/stint/lifecycle"
 )
 
@@ -31,8 +33,16 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 			}
 		}
 		out = make([]EnqueueResult, len(p.Jobs))
+		ids, existing, err := e.enqueueIDs(ctx, tx, p)
+		if err != nil {
+			return err
+		}
 		live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
 		for i, spec := range p.Jobs {
+			if j, ok := existing[ids[i]]; ok {
+				out[i] = EnqueueResult{Job: j, Existing: true}
+				continue
+			}
 			if spec.DedupeKey != "" {
 				k := [2]string{spec.Tenant, spec.DedupeKey}
 				if at, ok := live[k]; ok {
@@ -56,7 +66,7 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 				d := spec.Deadline.UTC().Truncate(time.Microsecond)
 				spec.Deadline = &d
 			}
-			s, err := lifecycle.New(e.newID(), spec, p.ActorID, p.RequestID, t)
+			s, err := lifecycle.New(ids[i], spec, p.ActorID, p.RequestID, t)
 			if err != nil {
 				return fmt.Errorf("job %d of the batch: %w", i, err)
 			}
@@ -72,6 +82,34 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 		return nil, err
 	}
 	return out, nil
+}
+
+// requestNS namespaces the job ids derived from enqueue request ids.
+var requestNS = uuid.MustParse("6f1d3c1e-5a8b-4f0e-9d52-2f4b7c9a1e07")
+
+// enqueueIDs picks the batch's job ids. Without a request id they are fresh.
+// With one they are derived from it, so a repeated enqueue finds the jobs
+// the first one made (returned as existing) and creates nothing new.
+func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]string, map[string]lifecycle.Job, error) {
+	ids := make([]string, len(p.Jobs))
+	if p.RequestID == "" {
+		for i := range ids {
+			ids[i] = e.newID()
+		}
+		return ids, nil, nil
+	}
+	for i := range ids {
+		ids[i] = uuid.NewSHA1(requestNS, fmt.Appendf(nil, "%s\x00%d", p.RequestID, i)).String()
+	}
+	found, err := tx.JobGet(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	existing := make(map[string]lifecycle.Job, len(found))
+	for _, j := range found {
+		existing[j.ID] = j
+	}
+	return ids, existing, nil
 }
 
 func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {

@@ -92,7 +92,9 @@ type JobEnqueueParams struct {
 	Jobs []lifecycle.Spec
 	// ActorID names the producer in the events; optional.
 	ActorID string
-	// RequestID is recorded on the enqueued events; optional.
+	// RequestID makes the enqueue idempotent: the same request id again
+	// returns the jobs the first call created (Existing) and writes nothing.
+	// It is recorded on the enqueued events. Optional.
 	RequestID string
 	Now       *time.Time
 }
