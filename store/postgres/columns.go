@@ -14,14 +14,14 @@ import (
 // qJobInsert and qJobUpdate. The doc of each job is authoritative; the
 // other columns are copied from the same Job so the two always agree.
 type jobColumns struct {
-	id, tenant, kind, queue, state                       []string
-	priority, attempt                                    []int32
-	rev                                                  []int64
-	runAt, createdAt                                     []time.Time
-	leaseExpiresAt, timeoutAt, cancelDeadline, deadline  []pgtype.Timestamptz
-	finishedAt                                           []pgtype.Timestamptz
-	dedupeKey, doc                                       []string
-	prevRev                                              []int64 // updates only
+	id, tenant, kind, queue, state                      []string
+	priority, attempt                                   []int32
+	rev                                                 []int64
+	runAt, createdAt                                    []time.Time
+	leaseExpiresAt, timeoutAt, cancelDeadline, deadline []pgtype.Timestamptz
+	finishedAt                                          []pgtype.Timestamptz
+	dedupeKey, doc                                      []string
+	prevRev                                             []int64 // updates only
 }
 
 // jobColumnsOf lays jobs out in columns; prevRev is nil for inserts.

@@ -116,7 +116,7 @@ func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 		if err == nil {
 			return nil
 		}
-		if !retryable(ctx, err, write) {
+		if !retryable(ctx, err) {
 			var ce *commitError
 			if errors.As(err, &ce) {
 				return fmt.Errorf("%w: %w", ErrCommitUncertain, ce.err)
@@ -138,19 +138,61 @@ func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	}
 }
 
-// once runs fn in one transaction. A COMMIT error comes back as a
-// *commitError, since its outcome may be unknown.
+// once runs fn in one transaction. When COMMIT fails in a way that leaves
+// its outcome open (the connection broke while the server was committing),
+// once asks the server what became of the transaction: success if it
+// committed, a retryable error if it rolled back, a *commitError if no
+// answer comes.
 func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) error {
 	ptx, err := d.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if err := fn(newTx(ptx, d.opts, write)); err != nil {
+	t := newTx(ptx, d.opts, write)
+	if err := fn(t); err != nil {
 		_ = ptx.Rollback(ctx) // a failed rollback closes the connection, which rolls back too
 		return err
 	}
-	if err := ptx.Commit(ctx); err != nil {
-		return &commitError{err}
+	if err := t.learnXactID(ctx); err != nil {
+		_ = ptx.Rollback(ctx)
+		return err
 	}
-	return nil
+	err = ptx.Commit(ctx)
+	if err == nil || t.xid == 0 || rolledBack(err) {
+		return err // no xid: the transaction wrote nothing, so running it again is safe
+	}
+	switch d.xactStatus(ctx, t.xid) {
+	case "committed":
+		d.log.InfoContext(ctx, "postgres: the connection failed during COMMIT, but the transaction committed", "xid", t.xid, "err", err)
+		return nil
+	case "aborted":
+		return err
+	}
+	return &commitError{err}
+}
+
+// xactStatus asks PostgreSQL whether the transaction xid committed, trying
+// on other connections while the server is unreachable or the transaction
+// is still being rolled back by its dying backend. It returns "committed",
+// "aborted", or "" when it could not learn which.
+func (d *Driver) xactStatus(ctx context.Context, xid int64) string {
+	for try := 1; try <= maxTries; try++ {
+		var status *string
+		err := d.pool.QueryRow(ctx, qXactStatus, xid).Scan(&status)
+		switch {
+		case err == nil && status != nil && (*status == "committed" || *status == "aborted"):
+			return *status
+		case err != nil && !isConnLoss(err):
+			d.log.WarnContext(ctx, "postgres: could not learn whether a transaction committed", "xid", xid, "err", err)
+			return ""
+		}
+		t := time.NewTimer(rand.N(min(retryBase<<(try-1), retryMax)) + 1)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ""
+		case <-t.C:
+		}
+	}
+	return ""
 }

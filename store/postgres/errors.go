@@ -32,28 +32,31 @@ const (
 // dedupeIndex is the unique index of LI-5 (see migrations/0001_init.sql).
 const dedupeIndex = "jobs_dedupe_key_idx"
 
-// commitError marks an error returned by COMMIT, whose outcome may be unknown.
+// commitError is a COMMIT whose outcome could not be learned.
 type commitError struct{ err error }
 
 func (e *commitError) Error() string { return e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
 
 // retryable reports whether a failed transaction can run again from the
-// start: it rolled back for sure, and running it again may succeed. write
-// tells a read-write transaction (whose commit may have landed) from a
-// read-only one (which has nothing to lose).
-func retryable(ctx context.Context, err error, write bool) bool {
-	var le *lifecycle.Error
-	if ctx.Err() != nil || errors.As(err, &le) {
+// start: it rolled back for sure, and running it again may succeed.
+func retryable(ctx context.Context, err error) bool {
+	var (
+		le *lifecycle.Error
+		ce *commitError
+	)
+	if ctx.Err() != nil || errors.As(err, &le) || errors.As(err, &ce) {
 		return false
 	}
-	var ce *commitError
-	if errors.As(err, &ce) && write {
-		// The server answered COMMIT with a rollback, or COMMIT never left
-		// this process: in both cases nothing was applied.
-		return isConflict(err) || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err)
-	}
 	return isConflict(err) || isConnLoss(err)
+}
+
+// rolledBack reports whether a COMMIT that failed with err surely applied
+// nothing: the server answered it with a rollback. pgconn.SafeToRetry is no
+// proof: pgx reports a COMMIT whose reply was lost with the connection as
+// "conn closed", safe to retry, although the server may have committed.
+func rolledBack(err error) bool {
+	return isConflict(err) || errors.Is(err, pgx.ErrTxCommitRollback)
 }
 
 // isConflict reports a transient conflict between transactions: PostgreSQL

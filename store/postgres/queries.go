@@ -14,6 +14,12 @@ const terminalStates = `('succeeded', 'failed', 'cancelled', 'timed_out', 'halte
 const (
 	qNow = `SELECT now()`
 
+	// qXactID is the transaction's id, or 0 when it has written nothing.
+	qXactID = `SELECT coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`
+	// qXactStatus tells whether a transaction committed: committed,
+	// aborted, in progress, or NULL when too old to know.
+	qXactStatus = `SELECT pg_xact_status($1::bigint::text::xid8)`
+
 	// The columns after doc are copies of fields of doc, kept for indexes.
 	qJobInsert = `
 INSERT INTO jobs (id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
@@ -51,14 +57,25 @@ SELECT doc FROM jobs
 WHERE tenant = $1 AND dedupe_key = $2 AND dedupe_key <> '' AND state NOT IN ` + terminalStates + `
 LIMIT 1`
 
+	// qJobClaimable walks the claim index of each queue in claim order and
+	// merges the heads: "queue = ANY($1)" would sort every queued job of
+	// the queues instead. With several queues it may lock up to $4 jobs per
+	// queue for the transaction while returning $4 in all; other claimers
+	// skip those few until it ends.
 	qJobClaimable = `
-SELECT doc FROM jobs
-WHERE state = 'queued' AND queue = ANY($1::text[])
-  AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-  AND run_at <= $3
-ORDER BY priority DESC, created_at, id
-LIMIT $4
-FOR UPDATE SKIP LOCKED`
+SELECT j.doc
+FROM (SELECT DISTINCT unnest($1::text[]) AS queue) AS q
+CROSS JOIN LATERAL (
+    SELECT doc, priority, created_at, id FROM jobs
+    WHERE state = 'queued' AND jobs.queue = q.queue
+      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+      AND run_at <= $3
+    ORDER BY priority DESC, created_at, id
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED
+) AS j
+ORDER BY j.priority DESC, j.created_at, j.id
+LIMIT $4`
 
 	qJobList = `
 SELECT doc FROM jobs
@@ -69,12 +86,18 @@ WHERE ($1::text[] IS NULL OR cardinality($1::text[]) = 0 OR state = ANY($1::text
 ORDER BY id
 LIMIT NULLIF($5::int, 0)`
 
+	// qEventInsert also returns the transaction's id, which every
+	// transaction that changes a job has from here on (see Driver.once).
 	qEventInsert = `
-INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc)
-SELECT job_id, rev, type, op, request_id, at, doc::json
-FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-     WITH ORDINALITY AS u(job_id, rev, type, op, request_id, at, doc, ord)
-ORDER BY ord`
+WITH inserted AS (
+    INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc)
+    SELECT job_id, rev, type, op, request_id, at, doc::json
+    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+         WITH ORDINALITY AS u(job_id, rev, type, op, request_id, at, doc, ord)
+    ORDER BY ord
+    RETURNING 1
+)
+SELECT pg_current_xact_id()::text::bigint`
 
 	qEventByRequest = `SELECT id, doc FROM job_events WHERE job_id = $1 AND request_id = $2 AND request_id <> '' ORDER BY rev LIMIT 1`
 	qEventList      = `SELECT id, doc FROM job_events WHERE job_id = ANY($1::text[]) ORDER BY job_id, rev`
@@ -145,3 +168,36 @@ func createSchemaSQL(schema string) string {
 func listenSQL(channel string) string {
 	return `LISTEN ` + pgx.Identifier{channel}.Sanitize()
 }
+
+// Leader election and retention (store.LeaderTx, store.RetainTx).
+const (
+	// qLeaderElect takes the seat $1 for $2 until $4 when it is free,
+	// expired at $3, or already $2's; no row comes back otherwise.
+	qLeaderElect = `
+INSERT INTO leaders AS l (name, leader_id, term, expires_at) VALUES ($1, $2, 1, $4)
+ON CONFLICT (name) DO UPDATE SET
+    term = CASE WHEN l.leader_id = excluded.leader_id THEN l.term ELSE l.term + 1 END,
+    leader_id = excluded.leader_id, expires_at = excluded.expires_at
+WHERE l.leader_id = excluded.leader_id OR l.expires_at <= $3
+RETURNING term`
+	qLeaderResign = `UPDATE leaders SET expires_at = '-infinity' WHERE name = $1 AND leader_id = $2`
+
+	// qJobDeleteFinished deletes up to $2 jobs finished before $1 with
+	// their events and provenance, and counts the jobs and events.
+	qJobDeleteFinished = `
+WITH doomed AS (
+    SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < $1
+    ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED
+), events AS (
+    DELETE FROM job_events WHERE job_id IN (SELECT id FROM doomed) RETURNING 1
+), provenance AS (
+    DELETE FROM job_provenance WHERE job_id IN (SELECT id FROM doomed) RETURNING 1
+), gone AS (
+    DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM events), (SELECT count(*) FROM provenance)`
+
+	qEventPruneHeartbeats = `
+DELETE FROM job_events WHERE id IN (
+    SELECT id FROM job_events WHERE type = 'heartbeat' AND at < $1 ORDER BY at, id LIMIT $2)`
+)

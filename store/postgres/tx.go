@@ -22,6 +22,10 @@ type tx struct {
 
 	now      time.Time // the transaction's start, once read
 	notified map[string]bool
+	// wrote tells that a statement changed rows; xid is the transaction's
+	// id once known, for learning the outcome of a broken COMMIT.
+	wrote bool
+	xid   int64
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -47,6 +51,7 @@ func (t *tx) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
 	if err != nil {
 		return err
 	}
+	t.wrote = true
 	if _, err := t.pg.Exec(ctx, qJobInsert, c.args()...); err != nil {
 		return fmt.Errorf("postgres: insert %d jobs: %w", len(jobs), err)
 	}
@@ -126,6 +131,7 @@ func (t *tx) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
 	if err != nil {
 		return err
 	}
+	t.wrote = true
 	rows, err := t.pg.Query(ctx, qJobUpdate, c.args()...)
 	if err != nil {
 		return fmt.Errorf("postgres: update %d jobs: %w", len(updates), err)
@@ -178,7 +184,8 @@ func (t *tx) EventInsert(ctx context.Context, events []lifecycle.Event) error {
 		jobIDs[i], revs[i], types[i], ops[i] = e.JobID, e.Rev, string(e.Type), string(e.Op)
 		requests[i], ats[i], docs[i] = e.RequestID, e.At, string(doc)
 	}
-	if _, err := t.pg.Exec(ctx, qEventInsert, jobIDs, revs, types, ops, requests, ats, docs); err != nil {
+	t.wrote = true
+	if err := t.pg.QueryRow(ctx, qEventInsert, jobIDs, revs, types, ops, requests, ats, docs).Scan(&t.xid); err != nil {
 		return fmt.Errorf("postgres: insert %d events: %w", n, err)
 	}
 	return nil
@@ -210,6 +217,7 @@ func (t *tx) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) 
 		}
 		ids[i], states[i], docs[i] = r.JobID, string(r.FinalState), string(doc)
 	}
+	t.wrote = true
 	if _, err := t.pg.Exec(ctx, qProvenanceInsert, ids, states, docs); err != nil {
 		return fmt.Errorf("postgres: insert %d provenance records: %w", len(recs), err)
 	}
@@ -230,6 +238,18 @@ func (t *tx) ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provena
 		return lifecycle.Provenance{}, false, fmt.Errorf("postgres: decode provenance of job %s: %w", jobID, err)
 	}
 	return p, true, nil
+}
+
+// learnXactID reads the transaction's id before COMMIT when a statement
+// wrote rows and none returned the id on the way.
+func (t *tx) learnXactID(ctx context.Context) error {
+	if !t.wrote || t.xid != 0 {
+		return nil
+	}
+	if err := t.pg.QueryRow(ctx, qXactID).Scan(&t.xid); err != nil {
+		return fmt.Errorf("postgres: read the transaction id: %w", err)
+	}
+	return nil
 }
 
 // jobs runs a query whose only column is a job's doc.
