@@ -1,0 +1,199 @@
+package stint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// attempt is one claimed job running in this pool: the handler's context,
+// its lease as last renewed, and who gets to report its outcome.
+type attempt struct {
+	p      *Pool
+	job    *Job
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	began  time.Time // by the pool's clock
+	done   func()    // frees the fetcher's slot
+
+	// lost: the job is no longer ours (lease gone, or the store already
+	// finished it): report nothing.
+	lost atomic.Bool
+	// settled: the outcome was taken care of, by the attempt's own
+	// goroutine or by a forced release at shutdown, exactly once.
+	settled atomic.Bool
+
+	mu       sync.Mutex
+	lastBeat time.Time
+	expires  time.Time // the lease's expiry as the store last said
+}
+
+func newAttempt(p *Pool, rec lifecycle.Job, done func()) *attempt {
+	ctx, cancel := context.WithCancelCause(p.base)
+	now := p.clock.Now()
+	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: now, lastBeat: now, done: done}
+	if rec.LeaseExpiresAt != nil {
+		a.expires = *rec.LeaseExpiresAt
+	}
+	a.job = &Job{rec: rec, a: a, checkpoint: rec.Checkpoint}
+	return a
+}
+
+func (a *attempt) owner() store.OwnerParams {
+	return store.OwnerParams{JobID: a.job.rec.ID, LeaseID: a.job.rec.LeaseID}
+}
+
+// run runs the handler and reports the outcome. It is the attempt's goroutine.
+func (a *attempt) run() {
+	defer a.p.runs.Done()
+	defer a.done()
+	a.p.stats.running.Add(1)
+	stopWatch := a.watchLimits()
+	err := callSafely(a.ctx, a.p.mux, a.job)
+	stopWatch()
+	a.p.stats.running.Add(-1)
+	a.p.untrack(a)
+	a.settle(err)
+	a.cancel(context.Canceled)
+}
+
+// watchLimits cancels the handler's context at the earliest of the
+// attempt's timeout, the job's deadline and its runtime budget, with the
+// matching cause. The pool's clock times them, so tests can move it.
+func (a *attempt) watchLimits() (stop func()) {
+	at, cause := limitOf(a.job.rec)
+	if cause == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-a.p.clock.After(at.Sub(a.p.clock.Now())):
+			a.cancel(cause)
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// limitOf returns the earliest time limit of an attempt of j and the cause
+// to cancel it with; a nil cause means no limit.
+func limitOf(j lifecycle.Job) (at time.Time, cause error) {
+	consider := func(t time.Time, c error) {
+		if cause == nil || t.Before(at) {
+			at, cause = t, c
+		}
+	}
+	if j.TimeoutAt != nil {
+		consider(*j.TimeoutAt, fmt.Errorf("%w: attempt %d ran past its timeout of %s", ErrTimeout, j.Attempt, j.Timeout.D()))
+	}
+	if j.Deadline != nil {
+		consider(*j.Deadline, fmt.Errorf("%w: the job's deadline %s passed", ErrDeadline, j.Deadline.Format(time.RFC3339)))
+	}
+	if b := j.Budget; b != nil && b.MaxRuntime > 0 && j.StartedAt != nil {
+		consider(j.StartedAt.Add(b.MaxRuntime.D()), fmt.Errorf("%w: runtime budget of %s", ErrBudgetExceeded, b.MaxRuntime.D()))
+	}
+	return at, cause
+}
+
+// heartbeat renews the lease, optionally reporting progress or phase.
+func (a *attempt) heartbeat(ctx context.Context, progress json.RawMessage, phase string) error {
+	now := a.p.clock.Now()
+	rec, err := a.p.store.JobHeartbeat(ctx, &store.JobHeartbeatParams{
+		OwnerParams: a.owner(), LeaseTTL: a.p.cfg.LeaseTTL, Progress: progress, Phase: phase,
+	})
+	a.observe(rec, err)
+	if err == nil {
+		a.mu.Lock()
+		a.lastBeat = now
+		a.mu.Unlock()
+		return nil
+	}
+	if !store.IsRejection(err) && !now.Before(a.leaseExpiry()) {
+		a.loseLease("it could not be renewed before it expired: " + err.Error())
+	}
+	return err
+}
+
+func (a *attempt) leaseExpiry() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.expires
+}
+
+func (a *attempt) sinceBeat(now time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return now.Sub(a.lastBeat)
+}
+
+// observe learns from the reply to an owner operation: a cancel request,
+// a halt on budget, or a lease that is gone.
+func (a *attempt) observe(rec lifecycle.Job, err error) {
+	if err == nil {
+		if rec.LeaseExpiresAt != nil {
+			a.mu.Lock()
+			a.expires = *rec.LeaseExpiresAt
+			a.mu.Unlock()
+		}
+		switch rec.State {
+		case lifecycle.CancelRequested:
+			a.cancel(fmt.Errorf("%w: %s", ErrCancelRequested, rec.Reason))
+		case lifecycle.Halted:
+			a.lost.Store(true)
+			a.cancel(fmt.Errorf("%w: %s", ErrBudgetExceeded, rec.Reason))
+		}
+		return
+	}
+	var le *lifecycle.Error
+	if !errors.As(err, &le) {
+		return
+	}
+	switch {
+	case errors.Is(err, ErrStaleLease):
+		a.loseLease(lostReason(le))
+	case le.State == lifecycle.CancelRequested:
+		a.cancel(fmt.Errorf("%w: (noticed on %s)", ErrCancelRequested, le.Op))
+	}
+}
+
+func lostReason(le *lifecycle.Error) string {
+	switch le.State {
+	case lifecycle.Cancelled:
+		return "the job was cancelled"
+	case lifecycle.TimedOut:
+		return "the job timed out"
+	case lifecycle.Stalled, lifecycle.Queued:
+		return "the lease expired and the job was taken back"
+	}
+	return le.Msg
+}
+
+// loseLease marks the job as no longer ours and cancels the handler.
+func (a *attempt) loseLease(why string) {
+	if a.lost.CompareAndSwap(false, true) {
+		a.p.stats.stale.Add(1)
+		a.p.log.Warn("stint: lost the lease of a running job; its handler is cancelled and nothing it reports will count",
+			"job", a.job.rec.ID, "attempt", a.job.rec.Attempt, "reason", why)
+	}
+	a.cancel(fmt.Errorf("%w: %s", ErrLeaseLost, why))
+}
+
+// forceRelease gives the job back while its handler is still running (it
+// ignored cancellation at shutdown). Whatever the handler reports later is
+// dropped here, and would be rejected by the store as stale anyway.
+func (a *attempt) forceRelease() {
+	if !a.settled.CompareAndSwap(false, true) {
+		return
+	}
+	a.p.untrack(a)
+	a.cancel(ErrShutdown)
+	a.release("the worker stopped and the handler did not return")
+}

@@ -1,0 +1,117 @@
+package stint
+
+import (
+	"sync"
+	"time"
+
+	"github.com/stint-dev/stint/store"
+)
+
+// completeRetries is how many times a completion batch the store failed to
+// write (not rejected: failed, like a lost connection) is tried again.
+const completeRetries = 3
+
+// completer writes successful outcomes in batches: one goroutine takes
+// everything waiting when it is free and writes it in one JobComplete call,
+// so batches grow with the load and no completion waits for a batch to fill.
+type completer struct {
+	p    *Pool
+	mu   sync.RWMutex // guards closed against add racing close
+	in   chan completion
+	done chan struct{}
+
+	closed bool
+}
+
+type completion struct {
+	a      *attempt
+	params store.JobCompleteParams
+}
+
+func newCompleter(p *Pool) *completer {
+	size := 0
+	for _, n := range p.cfg.Queues {
+		size += n
+	}
+	c := &completer{p: p, in: make(chan completion, min(size, store.MaxBatch)), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// add queues a's completion. It blocks only while the queue is full.
+func (c *completer) add(a *attempt) {
+	result, ptr := a.job.results()
+	cp := completion{a: a, params: store.JobCompleteParams{
+		OwnerParams: a.owner(), Result: result, ResultPtr: ptr, ExecutionMS: a.execMS(),
+	}}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		// Only a handler abandoned at shutdown gets here, and its job was
+		// released already.
+		return
+	}
+	c.in <- cp
+}
+
+// close writes what is queued and stops the completer.
+func (c *completer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.in)
+	}
+	c.mu.Unlock()
+	<-c.done
+}
+
+func (c *completer) loop() {
+	defer close(c.done)
+	limit := c.p.cfg.CompleteBatch
+	batch := make([]completion, 0, limit)
+	for first := range c.in {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < limit {
+			select {
+			case cp, ok := <-c.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, cp)
+			default:
+				break fill
+			}
+		}
+		c.flush(batch)
+	}
+}
+
+// flush writes one batch and accounts for each item's outcome.
+func (c *completer) flush(batch []completion) {
+	params := make([]store.JobCompleteParams, len(batch))
+	for i, cp := range batch {
+		params[i] = cp.params
+	}
+	var results []store.Result
+	var err error
+	for try := 0; ; try++ {
+		results, err = c.p.store.JobComplete(c.p.base, params)
+		if err == nil || try == completeRetries {
+			break
+		}
+		c.p.log.Warn("stint: writing completions failed; trying again", "jobs", len(batch), "error", err)
+		<-c.p.clock.After(time.Duration(50<<try) * time.Millisecond)
+	}
+	if err != nil {
+		c.p.log.Error("stint: could not write completions; the jobs run again when their leases expire", "jobs", len(batch), "error", err)
+		return
+	}
+	for i, r := range results {
+		if r.Err != nil {
+			batch[i].a.reported("complete", r.Err)
+			continue
+		}
+		c.p.stats.succeeded.Add(1)
+	}
+}

@@ -1,0 +1,131 @@
+package stint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// Defaults of a [Config].
+const (
+	DefaultMaxWorkers    = 100
+	DefaultLeaseTTL      = 60 * time.Second
+	DefaultPollInterval  = time.Second
+	DefaultFetchLimit    = 100
+	DefaultCompleteBatch = 1000
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// Config configures a [Pool]. Zero fields take the defaults named on each.
+//
+// No setting puts a fixed pause between claims: a pool claims again at once
+// while claims come back full, is woken by the store as soon as work is
+// enqueued, and polls only as a fallback. The defaults do not cap throughput.
+type Config struct {
+	// Queues maps each queue the pool works to the most jobs of it that run
+	// at once in this pool. Defaults to {"default": 100}.
+	Queues map[string]int
+	// WorkerID names this pool as the owner of its leases and in events.
+	// Unique per pool. Defaults to hostname-pid-random.
+	WorkerID string
+	// LeaseTTL is how long a claim lasts without a heartbeat; each running
+	// job heartbeats every LeaseTTL/3, automatically. A worker that dies
+	// loses its jobs to others after at most this long. Defaults to 60s.
+	LeaseTTL time.Duration
+	// PollInterval is how often an idle queue is polled for work when no
+	// wake-up arrives (wake-ups are best effort). Defaults to 1s.
+	PollInterval time.Duration
+	// FetchLimit is the most jobs one claim takes (it takes at most the free
+	// slots). Defaults to 100.
+	FetchLimit int
+	// CompleteBatch is the most completions written in one transaction.
+	// Completions are written as soon as the writer is free, never held back
+	// to fill a batch. Defaults to 1000.
+	CompleteBatch int
+	// ShutdownGrace is how long Stop lets running handlers finish before it
+	// cancels them (with cause ErrShutdown) and releases their jobs.
+	// Negative means no grace: cancel at once. Defaults to 10s.
+	ShutdownGrace time.Duration
+	// Backoff schedules the retries of failed attempts. Defaults to
+	// lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
+	Backoff lifecycle.Backoff
+	// Clock times heartbeats, timeouts, deadlines and budgets; lease
+	// validity is judged by the store's clock. Defaults to the system clock.
+	Clock clock.Clock
+	// Logger receives what the pool does wrong or notices (stale leases,
+	// store errors). Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with every unset field given its default.
+func (c Config) WithDefaults() Config {
+	if len(c.Queues) == 0 {
+		c.Queues = map[string]int{lifecycle.DefaultQueue: DefaultMaxWorkers}
+	}
+	if c.WorkerID == "" {
+		c.WorkerID = defaultWorkerID()
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.FetchLimit == 0 {
+		c.FetchLimit = DefaultFetchLimit
+	}
+	if c.CompleteBatch == 0 {
+		c.CompleteBatch = DefaultCompleteBatch
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	c.Backoff = c.Backoff.OrDefault()
+	if c.Clock == nil {
+		c.Clock = clock.System{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	for q, n := range c.Queues {
+		if q == "" {
+			return fmt.Errorf("stint: Config.Queues has an empty queue name")
+		}
+		if n < 1 || n > store.MaxBatch {
+			return fmt.Errorf("stint: Config.Queues[%q] is %d: give each queue 1 to %d workers", q, n, store.MaxBatch)
+		}
+	}
+	switch {
+	case c.LeaseTTL < 0:
+		return fmt.Errorf("stint: Config.LeaseTTL is %s: use a positive duration (default %s)", c.LeaseTTL, DefaultLeaseTTL)
+	case c.PollInterval < 0:
+		return fmt.Errorf("stint: Config.PollInterval is %s: use a positive duration (default %s)", c.PollInterval, DefaultPollInterval)
+	case c.FetchLimit < 1 || c.FetchLimit > store.MaxBatch:
+		return fmt.Errorf("stint: Config.FetchLimit is %d: use 1 to %d (default %d)", c.FetchLimit, store.MaxBatch, DefaultFetchLimit)
+	case c.CompleteBatch < 1 || c.CompleteBatch > store.MaxBatch:
+		return fmt.Errorf("stint: Config.CompleteBatch is %d: use 1 to %d (default %d)", c.CompleteBatch, store.MaxBatch, DefaultCompleteBatch)
+	}
+	return nil
+}
+
+// defaultWorkerID is hostname-pid-random: readable in events, unique per pool.
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

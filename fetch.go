@@ -1,0 +1,97 @@
+package stint
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/stint-dev/stint/store"
+)
+
+// fetcher claims the jobs of one queue, as many as the queue has free
+// slots. It never pauses between claims while there is work: a full claim
+// is followed by another at once; a short one means the queue is drained,
+// and the fetcher waits for a wake-up from the store (sent on every commit
+// that makes a job claimable), with polling as the fallback.
+type fetcher struct {
+	p     *Pool
+	queue string
+	max   int64
+	busy  atomic.Int64
+	woken chan struct{} // holds one pending wake-up
+	freed chan struct{} // holds one pending "a slot was freed"
+}
+
+func newFetcher(p *Pool, queue string, max int) *fetcher {
+	return &fetcher{p: p, queue: queue, max: int64(max), woken: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+}
+
+func (f *fetcher) wake() { signal(f.woken) }
+
+func (f *fetcher) slotFreed() {
+	f.busy.Add(-1)
+	signal(f.freed)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) loop(ctx context.Context) {
+	defer f.p.fetchDone.Done()
+	for ctx.Err() == nil {
+		free := f.max - f.busy.Load()
+		if free <= 0 {
+			select {
+			case <-f.freed:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		want := int(min(free, int64(f.p.cfg.FetchLimit)))
+		got, err := f.claim(want)
+		if err != nil {
+			f.p.log.Error("stint: claiming jobs failed; trying again after the poll interval", "queue", f.queue, "error", err)
+		} else if got == want {
+			continue
+		}
+		f.idle(ctx)
+	}
+}
+
+// idle waits for a wake-up, the poll interval or the end of ctx.
+func (f *fetcher) idle(ctx context.Context) {
+	select {
+	case <-f.woken:
+	case <-f.p.clock.After(f.p.cfg.PollInterval):
+	case <-ctx.Done():
+	}
+}
+
+// claim claims up to n jobs of the registered kinds, claimed and started in
+// one transaction, and starts an attempt for each. The claim itself is not
+// cancelled by Stop, so a claimed job always gets its attempt.
+func (f *fetcher) claim(n int) (int, error) {
+	kinds := f.p.mux.kindList()
+	if len(kinds) == 0 {
+		return 0, nil
+	}
+	jobs, err := f.p.store.JobClaim(f.p.base, &store.JobClaimParams{
+		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
+		Limit: n, LeaseTTL: f.p.cfg.LeaseTTL, Start: true,
+	})
+	if err != nil {
+		return 0, err // a failed claim claimed nothing, whatever it returned
+	}
+	for _, rec := range jobs {
+		f.busy.Add(1)
+		a := newAttempt(f.p, rec, f.slotFreed)
+		f.p.track(a)
+		f.p.runs.Add(1)
+		f.p.stats.claimed.Add(1)
+		go a.run()
+	}
+	return len(jobs), nil
+}
