@@ -47,8 +47,8 @@ func (c *completer) add(a *attempt) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
-		// Only a handler abandoned at shutdown gets here, and its job was
-		// released already.
+		// Only a handler that returned as Stop gave up waiting gets here.
+		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", "job", a.job.rec.ID)
 		return
 	}
 	c.in <- cp

@@ -18,6 +18,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error returns the panic value and the stack.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("panic: %v\n\n%s", e.Value, e.Stack)
 }

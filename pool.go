@@ -183,4 +183,5 @@ func (p *Pool) Stats() PoolStats {
 	}
 }
 
+// String names the pool by its worker id.
 func (p *Pool) String() string { return fmt.Sprintf("stint.Pool(%s)", p.cfg.WorkerID) }
