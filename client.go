@@ -130,6 +130,10 @@ func (c *Client) Cancel(ctx context.Context, id string, mode CancelMode, reason 
 func (c *Client) Wait(ctx context.Context, id string) (JobRecord, error) {
 	for {
 		j, err := c.s.JobGet(ctx, id)
+		if err != nil && ctx.Err() != nil {
+			// The read was cut short by ctx: say so, not how the driver failed.
+			return j, fmt.Errorf("stint: wait for job %s: %w", id, ctx.Err())
+		}
 		if err != nil || j.State.Terminal() {
 			return j, err
 		}
