@@ -202,7 +202,11 @@ func (e *env) events(id string) []lifecycle.EventType {
 }
 
 // advanceUntil moves the clock by step until cond holds, giving the pool's
-// goroutines a moment to react after each step.
+// goroutines a moment to react after each step. It never moves the clock to
+// within step+1s of a live lease's expiry: a test must not outrun the
+// heartbeats (a busy machine would then see a lost lease where the test
+// means something else); the heartbeater renews the lease, and the clock
+// moves on.
 func (e *env) advanceUntil(step time.Duration, what string, cond func() bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(patience)
@@ -212,11 +216,26 @@ func (e *env) advanceUntil(step time.Duration, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("gave up waiting for %s", what)
 		}
-		if i%5 == 0 {
+		if i%5 == 0 && e.leasesLast(step+time.Second) {
 			e.clk.Advance(step)
 		}
 		<-tick.C
 	}
+}
+
+// leasesLast reports whether every live lease lasts longer than d from now.
+func (e *env) leasesLast(d time.Duration) bool {
+	e.t.Helper()
+	live, err := e.s.JobList(context.Background(), &store.JobListParams{States: []stint.State{stint.Claimed, stint.Running, stint.CancelRequested}})
+	if err != nil {
+		e.t.Fatalf("list leased jobs: %v", err)
+	}
+	for _, j := range live {
+		if j.LeaseExpiresAt.Sub(e.now()) <= d {
+			return false
+		}
+	}
+	return true
 }
 
 // eventually polls cond until it holds, failing the test after patience.

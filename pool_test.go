@@ -99,15 +99,20 @@ func TestHeartbeatsKeepTheLease(t *testing.T) {
 	p := e.start(muxOf("long", b), e.config()) // lease TTL 60s
 	id := e.enqueue(stint.Spec{Kind: "long"}).ID
 	receive(t, b.started, "the handler to start")
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for range 300 { // five minutes, a second at a time
-		e.clk.Advance(time.Second)
-		<-tick.C
+	// Move the clock five minutes, a second at a time, but never to within
+	// 3s of the lease's expiry as the store last recorded it: the test must
+	// not outrun the heartbeater, only give it every chance to lapse. A
+	// lapse would show as a cancelled handler or an expired lease.
+	end := e.clk.Now().Add(5 * time.Minute)
+	eventually(t, "five minutes to pass", func() bool {
 		if len(b.causes) > 0 {
 			t.Fatalf("the handler was cancelled: %v", <-b.causes)
 		}
-	}
+		if j := e.get(id); j.LeaseExpiresAt.Sub(e.clk.Now()) > 3*time.Second {
+			e.clk.Advance(time.Second)
+		}
+		return !e.clk.Now().Before(end)
+	})
 	if n, err := e.s.JobStallExpired(context.Background(), &store.MaintainParams{}); err != nil || n != 0 {
 		t.Errorf("the reaper found %d expired leases (%v), want none", n, err)
 	}
