@@ -52,7 +52,8 @@ type ElectorConfig struct {
 	SafetyMargin time.Duration
 	// OnChange, if set, is called each time this candidate becomes leader or
 	// stops being leader, from the election goroutine and after the
-	// Maintainer started or stopped its services. It must return quickly.
+	// Maintainer started or stopped its services. It must return quickly
+	// and must not call Stop.
 	OnChange func(LeaderChange)
 	// Logger receives elections, depositions and failed requests. Defaults
 	// to slog.Default().

@@ -34,7 +34,7 @@ func ExampleMaintainer() {
 		Clock:  clk,
 		Logger: slog.New(slog.DiscardHandler),
 		Election: maintenance.ElectorConfig{
-			ID:       "node-1",
+			ID: "node-1",
 			OnChange: func(c maintenance.LeaderChange) {
 				select {
 				case elected <- c:

@@ -114,7 +114,8 @@ func New(s store.Store, cfg *Config) (*Maintainer, error) {
 
 // Start begins: on a single node the services start at once; otherwise the
 // Maintainer competes for the seat and runs them while it leads. Everything
-// stops when ctx ends, as with Stop.
+// stops when ctx ends, as with Stop. Starting a started Maintainer does
+// nothing; after Stop, Start begins again.
 func (m *Maintainer) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("maintenance: not started: %w", err)
@@ -158,7 +159,7 @@ func (m *Maintainer) IsLeader() bool {
 	if m.elector == nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.running
+		return m.running && m.runCtx.Err() == nil
 	}
 	return m.elector.IsLeader()
 }

@@ -94,3 +94,28 @@ func TestSchedulerDrainsBacklogInOnePass(t *testing.T) {
 		d.verify()
 	})
 }
+
+// A stopped service starts again (the Maintainer does so each term it
+// leads), and its first pass comes at once.
+func TestSchedulerRestarts(t *testing.T) {
+	t.Parallel()
+	onBoth(t, func(t *testing.T, d *db) {
+		sc, passes := newTestScheduler(d, SchedulerConfig{Interval: time.Hour})
+		start(t, sc)
+		nextPass(t, passes)
+		sc.Stop()
+		if sc.l.running() {
+			t.Fatalf("running after Stop")
+		}
+		j := d.enqueue(lifecycle.Spec{RunAt: ptr(d.clock.Now().Add(time.Minute))})
+		d.clock.Advance(time.Minute)
+		start(t, sc)
+		if n := nextPass(t, passes); n != 1 {
+			t.Fatalf("first pass after restart promoted %d jobs, want 1", n)
+		}
+		d.wantState(j.ID, lifecycle.Queued, "")
+		d.verify()
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
