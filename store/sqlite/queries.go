@@ -52,7 +52,7 @@ const (
         leader_id = excluded.leader_id, expires_at = excluded.expires_at
     WHERE leaders.leader_id = excluded.leader_id OR leaders.expires_at <= ?3
     RETURNING term`
-	qLeaderResign = `DELETE FROM leaders WHERE name = ? AND leader_id = ?`
+	qLeaderResign = `UPDATE leaders SET expires_at = 0 WHERE name = ? AND leader_id = ?`
 
 	qFinishedSelect = `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?`
 	qDeleteEvents   = `DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))`
