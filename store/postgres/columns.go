@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -37,7 +38,7 @@ func jobColumnsOf(jobs []lifecycle.Job, prevRev []int64) (*jobColumns, error) {
 		prevRev: prevRev,
 	}
 	for i, j := range jobs {
-		doc, err := json.Marshal(j)
+		doc, err := marshal(j)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: encode job %s: %w", j.ID, err)
 		}
@@ -66,4 +67,17 @@ func timestamptz(t *time.Time) pgtype.Timestamptz {
 		return pgtype.Timestamptz{}
 	}
 	return pgtype.Timestamptz{Time: *t, Valid: true}
+}
+
+// marshal encodes a record for a doc column. Unlike json.Marshal it leaves
+// <, > and & alone, so payloads and results keep the bytes they were given
+// (json.Marshal would still compact them).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -177,7 +177,7 @@ func (t *tx) EventInsert(ctx context.Context, events []lifecycle.Event) error {
 	)
 	for i, e := range events {
 		e.ID = 0 // the id column is the event's id
-		doc, err := json.Marshal(e)
+		doc, err := marshal(e)
 		if err != nil {
 			return fmt.Errorf("postgres: encode event of job %s: %w", e.JobID, err)
 		}
@@ -211,7 +211,7 @@ func (t *tx) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) 
 	states := make([]string, len(recs))
 	docs := make([]string, len(recs))
 	for i, r := range recs {
-		doc, err := json.Marshal(r)
+		doc, err := marshal(r)
 		if err != nil {
 			return fmt.Errorf("postgres: encode provenance of job %s: %w", r.JobID, err)
 		}

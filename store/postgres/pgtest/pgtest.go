@@ -9,7 +9,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,14 +30,14 @@ const EnvURL = "STINT_TEST_DATABASE_URL"
 // PostgreSQL tests must run.
 func URL(t testing.TB) string {
 	t.Helper()
-	url := os.Getenv(EnvURL)
-	if url == "" {
+	dsn := os.Getenv(EnvURL)
+	if dsn == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is not set: CI must run the PostgreSQL tests; point it at a PostgreSQL database", EnvURL)
 		}
 		t.Skipf("%s is not set: skipping a PostgreSQL test", EnvURL)
 	}
-	return url
+	return dsn
 }
 
 // NewSchema returns the name of a schema no other test uses and drops it,
@@ -43,14 +45,14 @@ func URL(t testing.TB) string {
 // postgres.Open does that.
 func NewSchema(t testing.TB) string {
 	t.Helper()
-	url := URL(t)
+	dsn := URL(t)
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	schema := "stint_test_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, url)
+		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
 			t.Errorf("pgtest: drop schema %s: %v", schema, err)
 			return
@@ -68,19 +70,26 @@ func NewSchema(t testing.TB) string {
 var Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 
 // NewDriver opens a driver on a fresh schema (opts.Schema is replaced) and
-// closes it when the test ends.
+// closes it when the test ends. Its pool defaults to 4 connections, since
+// parallel tests share the server's max_connections. Its sessions commit
+// without waiting for the WAL to reach disk (synchronous_commit=off): a test
+// needs no durability across a crash of the server, and an fsync per commit
+// would dominate the suite's run time.
 func NewDriver(t testing.TB, opts postgres.Options) *postgres.Driver {
 	t.Helper()
-	url := URL(t)
+	dsn := withAsyncCommit(URL(t))
 	opts.Schema = NewSchema(t)
 	if opts.Logger == nil {
 		opts.Logger = Logger
 	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = 4
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := postgres.Open(ctx, url, opts)
+	d, err := postgres.Open(ctx, dsn, opts)
 	if err != nil {
-		t.Fatalf("pgtest: open PostgreSQL at %s: %v", url, err)
+		t.Fatalf("pgtest: open PostgreSQL at %s: %v", dsn, err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	return d
@@ -92,4 +101,20 @@ func NewStore(t testing.TB) store.Store {
 	s := store.New(NewDriver(t, postgres.Options{}), store.Options{})
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// withAsyncCommit adds synchronous_commit=off to a connection string, in
+// URL or key=value form, unless it sets synchronous_commit already.
+func withAsyncCommit(conn string) string {
+	const param = "synchronous_commit"
+	if strings.Contains(conn, param) {
+		return conn
+	}
+	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set(param, "off")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return conn + " " + param + "=off"
 }
