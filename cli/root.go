@@ -84,9 +84,11 @@ func NewRoot(env Env) *cobra.Command {
 	// One constructor per command, each in its own file. Later commands
 	// (dev, server, worker, dlq, runs, bench) register here the same way.
 	root.AddCommand(
+		a.devCmd(),
 		a.migrateCmd(),
 		a.enqueueCmd(),
 		a.jobsCmd(),
+		a.dlqCmd(),
 		a.verifyCmd(),
 	)
 	return root

@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/demo"
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/maintenance"
+	"github.com/stint-dev/stint/store"
+)
+
+// devActor names stint dev in the events of the demo jobs it enqueues.
+const devActor = "stint-dev"
+
+// devStopPatience bounds how long stint dev waits, after the grace period,
+// for handlers that ignore cancellation before it releases their jobs.
+const devStopPatience = 30 * time.Second
+
+// devGrace is stint dev's default --shutdown-grace: shorter than a
+// production pool's, since someone is waiting at the terminal.
+const devGrace = 5 * time.Second
+
+type devOptions struct {
+	queues      string
+	concurrency int
+	enqueueDemo bool
+	grace       time.Duration
+}
+
+func (a *app) devCmd() *cobra.Command {
+	o := devOptions{queues: lifecycle.DefaultQueue, concurrency: stint.DefaultMaxWorkers, grace: devGrace}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run stint in one process with demo workers (start here)",
+		Long: "dev runs everything in one process on the embedded database (--db, default\n" +
+			"./stint.db, created if missing; or PostgreSQL with --database-url): the maintenance\n" +
+			"services (scheduler, reaper, timeouts, cancel finalizer, retention) and a worker\n" +
+			"pool running the demo kinds (" + strings.Join(demo.Kinds, ", ") + ").\n" +
+			"It prints each attempt it runs, and how to enqueue from a second terminal.\n\n" +
+			"On a database with no jobs yet it enqueues a few demo jobs so that something\n" +
+			"happens (--enqueue-demo=false to skip them; --enqueue-demo to add them anyway).\n\n" +
+			"Ctrl-C stops it cleanly: no new claims, running jobs get --shutdown-grace to\n" +
+			"finish, then are cancelled and released so the next run picks them up at once.\n" +
+			"A second Ctrl-C quits at once; what was running then returns after its lease expires.",
+		Example: `  stint dev
+  stint dev --db /tmp/demo.db --queues default,batch=4
+  stint dev --database-url postgres://postgres@127.0.0.1:5432/stint`,
+		Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			queues, order, err := parseQueues(o.queues, o.concurrency)
+			if err != nil {
+				return err
+			}
+			auto := !cmd.Flags().Changed("enqueue-demo")
+			return a.runDev(cmd.Context(), cmd.OutOrStdout(), o, queues, order, auto)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
+	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "workers per queue when --queues gives no number")
+	f.BoolVar(&o.enqueueDemo, "enqueue-demo", false, "enqueue the demo jobs at start (default: only when the database has no jobs)")
+	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
+	return cmd
+}
+
+// parseQueues reads "a,b=4" into {a: def, b: 4}, and the queues in the
+// order given.
+func parseQueues(s string, def int) (map[string]int, []string, error) {
+	queues := map[string]int{}
+	var order []string
+	for item := range strings.SplitSeq(s, ",") {
+		name, n, hasN := strings.Cut(strings.TrimSpace(item), "=")
+		name = strings.TrimSpace(name)
+		workers := def
+		if hasN {
+			var err error
+			if workers, err = strconv.Atoi(strings.TrimSpace(n)); err != nil || workers < 1 || workers > store.MaxBatch {
+				return nil, nil, usageErrorf("--queues %q: the workers of queue %q are %q: expected an integer from 1 to %d", s, name, n, store.MaxBatch)
+			}
+		}
+		if name == "" {
+			return nil, nil, usageErrorf("--queues %q has an empty queue name: expected NAME or NAME=WORKERS, comma-separated, such as default,batch=4", s)
+		}
+		if _, dup := queues[name]; dup {
+			return nil, nil, usageErrorf("--queues %q names queue %q twice", s, name)
+		}
+		queues[name] = workers
+		order = append(order, name)
+	}
+	return queues, order, nil
+}
+
+// runDev runs the pool and the maintenance services until ctx ends, then
+// stops them in order: the pool first (its releases need no maintenance),
+// then the services.
+func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues map[string]int, order []string, auto bool) (err error) {
+	st, err := a.openStore(ctx, mayCreate)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	out = &lockedWriter{w: out}
+	// The services say what they changed (Info); the pool's and the
+	// election's Info lines would repeat narrate's and the banner's.
+	logger, quiet := devLogger(out, slog.LevelInfo), devLogger(out, slog.LevelWarn)
+
+	mux := stint.NewMux()
+	demo.Register(mux, a.env.Clock)
+	mux.Use(narrate(out, a.env.Clock))
+
+	// The pool and the services run until stopped here, not when ctx ends,
+	// so that they stop in order.
+	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRun()
+	m, err := maintenance.New(st, &maintenance.Config{Logger: logger, Clock: a.env.Clock,
+		Election: maintenance.ElectorConfig{Logger: quiet, OnChange: func(c maintenance.LeaderChange) {
+			if c.Leader {
+				fmt.Fprintf(out, "%s maintenance: this process leads (term %d): scheduler, reaper, timeouts, cancel finalizer, retention\n", stamp(a.env.Clock), c.Term)
+			} else {
+				fmt.Fprintf(out, "%s maintenance: no longer leading (%s)\n", stamp(a.env.Clock), c.Reason)
+			}
+		}}})
+	if err != nil {
+		return err
+	}
+	grace := o.grace
+	if grace == 0 {
+		grace = -1 // the pool's "no grace"
+	}
+	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet})
+	if err != nil {
+		return err
+	}
+
+	a.devBanner(out, queues, order)
+	if err := m.Start(runCtx); err != nil {
+		return err
+	}
+	defer m.Stop()
+	if err := pool.Start(runCtx); err != nil {
+		return err
+	}
+	if err := a.enqueueDemo(ctx, st, out, o.enqueueDemo, auto, order[0]); err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+
+	<-ctx.Done()
+	fmt.Fprintf(out, "\n%s stopping: no new claims; running jobs get %s to finish, then are released (Ctrl-C again quits at once)\n",
+		stamp(a.env.Clock), max(o.grace, 0))
+	stopCtx, cancel := context.WithTimeout(context.Background(), max(o.grace, 0)+devStopPatience)
+	defer cancel()
+	stopErr := pool.Stop(stopCtx)
+	m.Stop()
+	s := pool.Stats()
+	fmt.Fprintf(out, "%s stopped after %s: %d succeeded, %d failed, %d ended otherwise (released to their queue, cancelled, halted)\n",
+		stamp(a.env.Clock), plural(int(s.Claimed), "attempt"), s.Succeeded, s.Failed, max(s.Claimed-s.Succeeded-s.Failed, 0))
+	return stopErr
+}
+
+// devBanner says what runs and how to use it from a second terminal.
+func (a *app) devBanner(out io.Writer, queues map[string]int, order []string) {
+	where := "SQLite " + a.db
+	if a.databaseURL != "" {
+		where = "PostgreSQL (schema " + a.pgSchema() + ")"
+	}
+	qs := make([]string, len(order))
+	for i, q := range order {
+		qs[i] = fmt.Sprintf("%s (%d workers)", q, queues[q])
+	}
+	prog := progName()
+	flags := ""
+	if a.databaseURL == "" && a.db != DefaultDB {
+		flags = " --db " + shellQuote(a.db)
+	}
+	fmt.Fprintf(out, "stint dev on %s\n", where)
+	fmt.Fprintf(out, "  working queues %s with kinds %s\n", strings.Join(qs, ", "), strings.Join(demo.Kinds, ", "))
+	fmt.Fprintf(out, "\nFrom a second terminal:\n")
+	fmt.Fprintf(out, "  %s enqueue%s --kind demo.sleep --payload '{\"ms\":500}'\n", prog, flags)
+	fmt.Fprintf(out, "  %s enqueue%s --kind demo.fail --max-attempts 2     # ends in the dead-letter queue\n", prog, flags)
+	fmt.Fprintf(out, "  %s jobs ls%s\n", prog, flags)
+	fmt.Fprintf(out, "  %s jobs events%s ID\n", prog, flags)
+	fmt.Fprintf(out, "  %s dlq ls%s\n", prog, flags)
+	fmt.Fprintf(out, "  %s dlq replay%s ID\n", prog, flags)
+	if a.databaseURL != "" {
+		fmt.Fprintf(out, "  (give each the same --database-url and --schema, or set %s and %s there too)\n", EnvDatabaseURL, EnvSchema)
+	}
+	fmt.Fprintf(out, "Ctrl-C stops; nothing is lost.\n\n")
+}
+
+// enqueueDemo enqueues the demo jobs when asked, or, when not told either
+// way (auto), when the database has no jobs at all.
+func (a *app) enqueueDemo(ctx context.Context, st store.Store, out io.Writer, want, auto bool, queue string) error {
+	if auto {
+		jobs, err := st.JobList(ctx, &store.JobListParams{Limit: 1})
+		if err != nil {
+			return err
+		}
+		want = len(jobs) == 0
+	}
+	if !want {
+		return nil
+	}
+	specs := demo.Specs(queue)
+	if _, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, ActorID: devActor}); err != nil {
+		return err
+	}
+	kinds := make([]string, len(specs))
+	for i, s := range specs {
+		kinds[i] = s.Kind
+	}
+	fmt.Fprintf(out, "%s enqueued %s: %s\n", stamp(a.env.Clock), plural(len(specs), "demo job"), strings.Join(kinds, ", "))
+	return nil
+}
+
+// narrate is middleware that prints one line when an attempt starts and
+// one when its handler returns.
+func narrate(out io.Writer, clk interface{ Now() time.Time }) stint.Middleware {
+	return func(next stint.Handler) stint.Handler {
+		return stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
+			began := clk.Now()
+			line := func(what, detail string) {
+				fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d%s\n", stamp(clk), what, j.ID(), j.Kind(), j.Attempt(), j.MaxAttempts(), detail)
+			}
+			line("started", "")
+			err := next.Work(ctx, j)
+			took := fmt.Sprintf(" in %s", clk.Now().Sub(began).Round(time.Millisecond))
+			switch {
+			case err == nil:
+				line("succeeded", took)
+			case errors.Is(err, stint.ErrBudgetExceeded):
+				line("halted", took+": "+firstLineOf(err.Error()))
+			case ctx.Err() != nil:
+				line("stopped", took+": "+firstLineOf(context.Cause(ctx).Error()))
+			case j.Attempt() >= j.MaxAttempts():
+				line("failed", took+": "+firstLineOf(err.Error())+" (its last attempt: see `dlq ls`)")
+			default:
+				line("failed", took+": "+firstLineOf(err.Error()))
+			}
+			return err
+		})
+	}
+}
+
+func stamp(clk interface{ Now() time.Time }) string { return clk.Now().Format("15:04:05.000") }
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// progName is how the user ran stint: "go run ./cmd/stint" from a go run
+// build, else the binary's name.
+func progName() string {
+	exe := os.Args[0]
+	if strings.Contains(exe, "go-build") {
+		return "go run ./cmd/stint"
+	}
+	if base := filepath.Base(exe); base == "stint" {
+		return base
+	}
+	return "stint"
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// lockedWriter serializes writes from the handlers' goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

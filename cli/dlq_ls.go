@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// maxErrorCell bounds the LAST_ERROR column; `stint jobs show ID` prints it whole.
+const maxErrorCell = 72
+
+func (a *app) dlqLsCmd() *cobra.Command {
+	p := store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered}, Limit: 100}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List dead-lettered jobs, oldest first",
+		Long: "ls lists the dead-lettered jobs with why they were dead-lettered (REASON_CODE),\n" +
+			"how many attempts they used and their last error (first line; `stint jobs show ID`\n" +
+			"prints it whole, `stint jobs events ID` every attempt's). With --json it prints the\n" +
+			"whole jobs, as `stint jobs ls --json` does.",
+		Example: `  stint dlq ls
+  stint dlq ls --kind email.send --json`,
+		Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
+			st, err := a.openStore(cmd.Context(), mustExist)
+			if err != nil {
+				return err
+			}
+			defer closeStore(st, &err)
+			jobs, err := st.JobList(cmd.Context(), &p)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if jobs == nil {
+					jobs = []lifecycle.Job{}
+				}
+				return writeJSON(cmd.OutOrStdout(), jobs)
+			}
+			return writeDLQTable(cmd.OutOrStdout(), jobs)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
+	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
+	f.StringVar(&p.AfterID, "after", "", "only jobs whose id sorts after this one (the next page)")
+	f.Var(intFlag{p: &p.Limit, min: 1, max: store.MaxBatch}, "limit", "at most this many jobs")
+	f.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	return cmd
+}
+
+// writeDLQTable writes dead-lettered jobs as an aligned table.
+func writeDLQTable(w io.Writer, jobs []lifecycle.Job) error {
+	t := newTable(w, "ID", "KIND", "QUEUE", "REASON_CODE", "ATTEMPTS", "FINISHED", "LAST_ERROR")
+	for _, j := range jobs {
+		t.row(j.ID, j.Kind, j.Queue, j.ReasonCode, strconv.Itoa(j.Attempt)+"/"+strconv.Itoa(j.MaxAttempts),
+			fmtTimePtr(j.FinishedAt), errorCell(j.LastError))
+	}
+	return t.flush()
+}
+
+// errorCell is the first line of e as "code: message", cut to fit a column.
+func errorCell(e *lifecycle.JobError) string {
+	if e == nil {
+		return ""
+	}
+	msg := e.Message
+	if line, _, found := strings.Cut(msg, "\n"); found {
+		msg = line + " ..."
+	}
+	cell := msg
+	if e.Code != "" {
+		cell = e.Code + ": " + msg
+	}
+	cell = strings.ReplaceAll(cell, "\t", " ")
+	if r := []rune(cell); len(r) > maxErrorCell {
+		cell = string(r[:maxErrorCell-3]) + "..."
+	}
+	return cell
+}
