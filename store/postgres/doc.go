@@ -1,5 +1,6 @@
 // Package postgres is the PostgreSQL backend of the stint store, for
 // deployments where many stint processes and workers share one database.
+// It needs PostgreSQL 13 or later.
 //
 // It implements [store.Driver] on a pgx v5 connection pool; [store.New] adds
 // the lifecycle, and [OpenStore] does both. All tables live in one schema
@@ -9,13 +10,17 @@
 //
 // Claims lock rows with FOR UPDATE SKIP LOCKED, so any number of claimers
 // take disjoint jobs; batched writes are one statement each. Time comes from
-// the database's now(), the one clock every node shares. Conflicts between
-// transactions (serialization failures, deadlocks, a lost race on a dedupe
-// key) and lost connections roll back and rerun the transaction, so callers
-// never see them; a connection lost during COMMIT, whose outcome cannot be
-// known, is reported as [ErrCommitUncertain] instead of being run twice.
+// the database's now(), the one clock every node shares.
+//
+// Transient failures never reach the caller: serialization failures,
+// deadlocks, a lost race on a unique index between two enqueues of the same
+// job, and lost connections roll the transaction back and run it again.
+// When a connection breaks during COMMIT, the driver asks the server whether
+// the transaction committed (pg_xact_status) instead of guessing; only when
+// it cannot learn that does it return [ErrCommitUncertain].
 //
 // Committed enqueues send one NOTIFY per queue, which [Driver.Listen] turns
 // into the store's wake-ups in every process. [EnqueueTx] enqueues inside a
-// caller's own pgx transaction.
+// caller's own pgx transaction. Package pgtest gives tests a store on a
+// fresh schema of a test database.
 package postgres

@@ -158,15 +158,20 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 		return err
 	}
 	err = ptx.Commit(ctx)
-	if err == nil || t.xid == 0 || rolledBack(err) {
-		return err // no xid: the transaction wrote nothing, so running it again is safe
+	switch {
+	case err == nil:
+		return nil
+	case rolledBack(err):
+		return &abortedError{err}
+	case t.xid == 0:
+		return err // the transaction wrote nothing: a lost connection makes it retryable
 	}
 	switch d.xactStatus(ctx, t.xid) {
 	case "committed":
 		d.log.InfoContext(ctx, "postgres: the connection failed during COMMIT, but the transaction committed", "xid", t.xid, "err", err)
 		return nil
 	case "aborted":
-		return err
+		return &abortedError{err}
 	}
 	return &commitError{err}
 }

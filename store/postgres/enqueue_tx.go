@@ -11,9 +11,9 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// maxDedupeTries bounds the reruns of an enqueue inside a caller's
-// transaction that lost a dedupe race; see txDriver.InTx.
-const maxDedupeTries = 3
+// maxRaceTries bounds the reruns of an enqueue inside a caller's
+// transaction that lost a race to a concurrent one; see txDriver.InTx.
+const maxRaceTries = 3
 
 // EnqueueTx enqueues jobs inside the caller's own transaction tx: they exist
 // only if tx commits, and their notifications go out only then. opts names
@@ -46,7 +46,7 @@ type txDriver struct {
 	opts Options
 }
 
-// InTx runs fn in a savepoint. Only a lost dedupe race is run again: the
+// InTx runs fn in a savepoint. Only a lost enqueue race is run again: the
 // savepoint's rollback leaves tx usable, and a read-committed transaction
 // then sees the winner's job. Any other error is the caller's to handle,
 // since it owns the transaction.
@@ -54,7 +54,7 @@ func (d *txDriver) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	for try := 1; ; try++ {
 		err := d.savepoint(ctx, true, fn)
 		var pe *pgconn.PgError
-		if err == nil || try == maxDedupeTries || !errors.As(err, &pe) || pe.Code != codeUniqueViolation || pe.ConstraintName != dedupeIndex {
+		if err == nil || try == maxRaceTries || !errors.As(err, &pe) || !lostEnqueueRace(pe) {
 			return err
 		}
 	}

@@ -29,8 +29,13 @@ const (
 	codeCannotConnectNow     = "57P03"
 )
 
-// dedupeIndex is the unique index of LI-5 (see migrations/0001_init.sql).
-const dedupeIndex = "jobs_dedupe_key_idx"
+// The unique indexes a concurrent enqueue can win a race on (see
+// migrations/0001_init.sql): LI-5's dedupe key, and the primary key, since
+// a repeated enqueue with the same request id derives the same job ids.
+const (
+	dedupeIndex = "jobs_dedupe_key_idx"
+	jobsPkey    = "jobs_pkey"
+)
 
 // commitError is a COMMIT whose outcome could not be learned.
 type commitError struct{ err error }
@@ -38,15 +43,25 @@ type commitError struct{ err error }
 func (e *commitError) Error() string { return e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
 
+// abortedError is a failed COMMIT that the server says rolled back.
+type abortedError struct{ err error }
+
+func (e *abortedError) Error() string { return e.err.Error() }
+func (e *abortedError) Unwrap() error { return e.err }
+
 // retryable reports whether a failed transaction can run again from the
 // start: it rolled back for sure, and running it again may succeed.
 func retryable(ctx context.Context, err error) bool {
 	var (
 		le *lifecycle.Error
 		ce *commitError
+		ae *abortedError
 	)
-	if ctx.Err() != nil || errors.As(err, &le) || errors.As(err, &ce) {
+	switch {
+	case ctx.Err() != nil || errors.As(err, &le) || errors.As(err, &ce):
 		return false
+	case errors.As(err, &ae):
+		return true
 	}
 	return isConflict(err) || isConnLoss(err)
 }
@@ -70,11 +85,16 @@ func isConflict(err error) bool {
 	case codeSerializationFailure, codeDeadlockDetected:
 		return true
 	case codeUniqueViolation:
-		// A concurrent enqueue of the same dedupe key committed first; the
-		// retry finds its job and returns it.
-		return pe.ConstraintName == dedupeIndex
+		return lostEnqueueRace(pe)
 	}
 	return false
+}
+
+// lostEnqueueRace reports a unique violation by which a concurrent enqueue
+// of the same dedupe key or request id, committed first, beat this one; the
+// retry finds its job and returns it.
+func lostEnqueueRace(pe *pgconn.PgError) bool {
+	return pe.Code == codeUniqueViolation && (pe.ConstraintName == dedupeIndex || pe.ConstraintName == jobsPkey)
 }
 
 // isConnLoss reports an error of the connection rather than of the

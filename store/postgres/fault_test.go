@@ -72,6 +72,7 @@ func TestTransactionFaults(t *testing.T) {
 		{"deadlock", false, 2, `RAISE EXCEPTION 'injected' USING ERRCODE = 'deadlock_detected'`, "", 3},
 		{"serialization failure at commit", true, 1, `RAISE EXCEPTION 'injected' USING ERRCODE = 'serialization_failure'`, "", 2},
 		{"lost dedupe race", false, 1, `RAISE EXCEPTION 'injected' USING ERRCODE = 'unique_violation', CONSTRAINT = 'jobs_dedupe_key_idx'`, "", 2},
+		{"lost request id race", false, 1, `RAISE EXCEPTION 'injected' USING ERRCODE = 'unique_violation', CONSTRAINT = 'jobs_pkey'`, "", 2},
 		{"connection lost mid-transaction", false, 2, selfTerminate, "", 3},
 		{"other unique violation", false, 1, `RAISE EXCEPTION 'injected' USING ERRCODE = 'unique_violation', CONSTRAINT = 'some_other_idx'`, "23505", 1},
 		{"check violation", false, 5, `RAISE EXCEPTION 'injected' USING ERRCODE = 'check_violation'`, "23514", 1},

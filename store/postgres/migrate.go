@@ -87,6 +87,9 @@ func (d *Driver) Migrate(ctx context.Context) error {
 		applied := map[int]bool{}
 		for _, v := range versions {
 			applied[int(v)] = true
+			if latest := ms[len(ms)-1].version; int(v) > latest {
+				d.log.WarnContext(ctx, "postgres: the schema is newer than this binary; upgrade stint", "schema", d.opts.Schema, "version", v, "known", latest)
+			}
 		}
 		for _, m := range ms {
 			if applied[m.version] {

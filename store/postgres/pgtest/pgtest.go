@@ -71,13 +71,17 @@ var Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 
 // NewDriver opens a driver on a fresh schema (opts.Schema is replaced) and
 // closes it when the test ends. Its pool defaults to 4 connections, since
-// parallel tests share the server's max_connections. Its sessions commit
+// parallel tests share the server's max_connections. In tests (not
+// benchmarks, which measure what production does) its sessions commit
 // without waiting for the WAL to reach disk (synchronous_commit=off): a test
 // needs no durability across a crash of the server, and an fsync per commit
 // would dominate the suite's run time.
 func NewDriver(t testing.TB, opts postgres.Options) *postgres.Driver {
 	t.Helper()
-	dsn := withAsyncCommit(URL(t))
+	dsn := URL(t)
+	if _, bench := t.(*testing.B); !bench {
+		dsn = withAsyncCommit(dsn)
+	}
 	opts.Schema = NewSchema(t)
 	if opts.Logger == nil {
 		opts.Logger = Logger
