@@ -223,7 +223,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		return op, actor, EventHeartbeat, nil
 	case OpCheckpoint:
 		if c.Checkpoint != nil {
-			next.Checkpoint = cloneRaw(c.Checkpoint)
+			next.Checkpoint = compactJSON(c.Checkpoint)
 		}
 		report(next, c)
 		next.Usage.Steps += c.UsageDelta.Steps
@@ -235,7 +235,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		return op, actor, EventCheckpointed, nil
 	case OpComplete:
 		next.State = Succeeded
-		next.Result, next.ResultPtr = cloneRaw(c.Result), c.ResultPtr
+		next.Result, next.ResultPtr = compactJSON(c.Result), c.ResultPtr
 		if next.Result == nil && next.ResultPtr == "" {
 			next.Result = json.RawMessage("null")
 		}
@@ -383,7 +383,7 @@ func settle(next *Job, prev Job, actor Actor, now time.Time) {
 
 func report(next *Job, c Command) {
 	if c.Progress != nil {
-		next.Progress = cloneRaw(c.Progress)
+		next.Progress = compactJSON(c.Progress)
 	}
 	if c.Phase != "" {
 		next.Phase = c.Phase

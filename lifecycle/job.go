@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -141,6 +142,19 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return append(json.RawMessage(nil), r...)
+}
+
+// compactJSON returns valid JSON r without insignificant white space: the
+// form the stores keep, so a digest taken here matches the stored bytes.
+func compactJSON(r json.RawMessage) json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, r); err != nil {
+		return cloneRaw(r) // validated elsewhere; never reached for valid input
+	}
+	return b.Bytes()
 }
 
 func cloneErr(e *JobError) *JobError {

@@ -153,7 +153,7 @@ func New(id string, spec Spec, actorID, requestID string, now time.Time) (Step, 
 	}
 	j := Job{
 		ID: id, Tenant: spec.Tenant, Kind: spec.Kind, Queue: spec.Queue, Topic: spec.Topic,
-		Priority: spec.Priority, Payload: cloneRaw(spec.Payload), ContextPtr: spec.ContextPtr,
+		Priority: spec.Priority, Payload: compactJSON(spec.Payload), ContextPtr: spec.ContextPtr,
 		AdapterID: spec.AdapterID, DedupeKey: spec.DedupeKey, MaxAttempts: spec.MaxAttempts,
 		OnExhausted: spec.OnExhausted, Timeout: Duration(spec.Timeout), CancelGrace: Duration(spec.CancelGrace),
 		CorrelationID: spec.CorrelationID, TraceID: spec.TraceID, ParentJobID: spec.ParentJobID,

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -38,7 +39,7 @@ func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
 	}
 	defer st.Close()
 	for _, j := range jobs {
-		doc, err := json.Marshal(j)
+		doc, err := marshal(j)
 		if err != nil {
 			return err
 		}
@@ -59,7 +60,7 @@ func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
 	defer st.Close()
 	for _, u := range updates {
 		j := u.Job
-		doc, err := json.Marshal(j)
+		doc, err := marshal(j)
 		if err != nil {
 			return err
 		}
@@ -171,7 +172,7 @@ func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
 	}
 	defer st.Close()
 	for _, e := range events {
-		doc, err := json.Marshal(e)
+		doc, err := marshal(e)
 		if err != nil {
 			return err
 		}
@@ -219,7 +220,7 @@ func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycl
 
 func (t *txn) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error {
 	for _, p := range recs {
-		doc, err := json.Marshal(p)
+		doc, err := marshal(p)
 		if err != nil {
 			return err
 		}
@@ -265,4 +266,16 @@ func jsonList(ss []string) string {
 	}
 	b, _ := json.Marshal(ss)
 	return string(b)
+}
+
+// marshal encodes a record for a doc column without escaping HTML
+// characters, so JSON values are stored as the lifecycle accepted them.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
