@@ -13,7 +13,7 @@ import (
 
 // dlqSeeded is a database with two dead-lettered jobs and a queued one.
 type dlqSeeded struct {
-	db                    string
+	db                     string
 	exhausted, parse, live string
 }
 

@@ -90,6 +90,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.jobsCmd(),
 		a.dlqCmd(),
 		a.verifyCmd(),
+		a.benchCmd(),
 	)
 	return root
 }

@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/stint-dev/stint/bench"
+	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/postgres"
+	"github.com/stint-dev/stint/store/sqlite"
+)
+
+type benchOptions struct {
+	cfg        bench.Config
+	keep       bool
+	cpuProfile string
+	asJSON     bool
+	noProgress bool
+}
+
+func (a *app) benchCmd() *cobra.Command {
+	o := benchOptions{cfg: bench.Config{Jobs: bench.DefaultJobs, Batch: bench.DefaultBatch,
+		Producers: bench.DefaultProducers, LatencySamples: bench.DefaultLatencySamples}}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure enqueue and work throughput, pickup latency and memory",
+		Long: "bench enqueues --jobs no-op jobs in batches (EnqueueMany), then works them with a\n" +
+			"worker pool in its DEFAULT configuration, and prints jobs/s for both phases. Then it\n" +
+			"enqueues --latency-samples jobs one at a time into the idle pool and prints the\n" +
+			"pickup latency (Enqueue returned → handler started, p50/p95/p99), and the peak\n" +
+			"memory of the process. At the end it checks, from the jobs, their event logs and the\n" +
+			"handler's own count, that every job succeeded exactly once; it exits 1 if not.\n\n" +
+			"It runs on a fresh database: a temporary SQLite file (or --db naming a file that does\n" +
+			"not exist yet), or with --database-url a fresh PostgreSQL schema stint_bench_<random>,\n" +
+			"removed afterwards unless --keep.",
+		Example: `  stint bench
+  stint bench --jobs 20000 --json
+  stint bench --database-url 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' --cpuprofile cpu.out`,
+		Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.runBench(cmd, &o)
+		}),
+	}
+	f := cmd.Flags()
+	f.Var(intFlag{p: &o.cfg.Jobs, min: 1, max: 100_000_000}, "jobs", "no-op jobs to enqueue and work")
+	f.Var(intFlag{p: &o.cfg.Batch, min: 1, max: store.MaxBatch}, "batch", "jobs per EnqueueMany call")
+	f.Var(intFlag{p: &o.cfg.Producers, min: 1, max: 256}, "producers", "EnqueueMany calls at once")
+	f.Var(intFlag{p: &o.cfg.LatencySamples, min: 0, max: 1_000_000}, "latency-samples", "jobs enqueued one at a time to measure pickup latency; 0 skips it")
+	f.BoolVar(&o.keep, "keep", false, "keep the database (the temporary SQLite file, or the PostgreSQL schema) and print where it is")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
+	return cmd
+}
+
+func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
+	ctx := cmd.Context()
+	if a.schema != "" {
+		return usageErrorf("bench makes a fresh schema of its own: drop --schema (and %s)", EnvSchema)
+	}
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	st, where, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), o.keep)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := cleanup(); err == nil {
+			err = cerr
+		}
+	}()
+	var profile *os.File
+	if o.cpuProfile != "" {
+		if profile, err = os.Create(o.cpuProfile); err != nil {
+			return usageErrorf("--cpuprofile: %v", err)
+		}
+		defer profile.Close()
+	}
+
+	o.cfg.Pool.Logger = slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var bar *progressLine
+	if !o.noProgress && isTerminal(errOut) {
+		bar = &progressLine{w: errOut}
+		o.cfg.Progress = bar.show
+	}
+	if !o.asJSON {
+		fmt.Fprintf(out, "stint bench: %s no-op jobs on %s, worker pool in its default configuration\n", groupDigits(o.cfg.Jobs), where)
+	}
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return fmt.Errorf("start the CPU profile: %w", err)
+		}
+	}
+	rep, err := bench.Run(ctx, st, o.cfg)
+	if profile != nil {
+		pprof.StopCPUProfile()
+	}
+	bar.clear()
+	if err != nil {
+		return err
+	}
+	res := benchResult{Backend: a.benchBackend(), Database: where, Report: rep}
+	if o.asJSON {
+		err = writeJSON(out, res)
+	} else {
+		err = writeBenchReport(out, res, o.cpuProfile)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.Check.OK {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("bench: the check failed: %v", rep.Check.Problems)}
+	}
+	return nil
+}
+
+// benchResult is what stint bench prints with --json.
+type benchResult struct {
+	Backend  string `json:"backend"`
+	Database string `json:"database"`
+	bench.Report
+}
+
+func (a *app) benchBackend() string {
+	if a.databaseURL != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// openBenchStore opens a fresh database for the benchmark and returns a
+// description of it and the function that closes (and, unless keep,
+// removes) it.
+func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Store, string, func() error, error) {
+	if a.databaseURL != "" {
+		if _, err := pgx.ParseConfig(a.databaseURL); err != nil {
+			return nil, "", nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
+		}
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		schema := "stint_bench_" + hex.EncodeToString(b[:])
+		log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		st, err := postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: schema, Logger: log})
+		if err != nil {
+			return nil, "", nil, err
+		}
+		cleanup := func() error {
+			cerr := st.Close()
+			if keep {
+				fmt.Fprintf(a.env.Stderr, "stint: kept schema %s (use --schema %s)\n", schema, schema)
+				return cerr
+			}
+			return errors.Join(cerr, dropSchema(a.databaseURL, schema))
+		}
+		return st, "PostgreSQL (schema " + schema + ")", cleanup, nil
+	}
+
+	path, dir := a.db, ""
+	if dbGiven {
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", nil, usageErrorf("bench needs a fresh database, and %s exists: name a new file with --db, or leave --db out for a temporary one", path)
+		}
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp(a.tempDir(), "stint-bench-"); err != nil {
+			return nil, "", nil, err
+		}
+		path = filepath.Join(dir, "stint.db")
+	}
+	st, err := sqlite.OpenStore(ctx, path, sqlite.Options{Clock: a.env.Clock})
+	if err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+		return nil, "", nil, err
+	}
+	cleanup := func() error {
+		cerr := st.Close()
+		switch {
+		case keep && dir != "":
+			fmt.Fprintf(a.env.Stderr, "stint: kept %s (use --db %s)\n", path, path)
+		case dir != "":
+			return errors.Join(cerr, os.RemoveAll(dir))
+		}
+		return cerr
+	}
+	return st, "SQLite (" + path + ")", cleanup, nil
+}
+
+// tempDir is where temporary files go: $TMPDIR, read through the Env.
+func (a *app) tempDir() string {
+	if d := a.env.Getenv("TMPDIR"); d != "" {
+		return d
+	}
+	return os.TempDir()
+}
+
+// dropSchema removes the benchmark's schema with everything in it.
+func dropSchema(url, schema string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("drop schema %s: %w", schema, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		return fmt.Errorf("drop schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// writeBenchReport prints the report for people.
+func writeBenchReport(w io.Writer, r benchResult, profile string) error {
+	rep := r.Report
+	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	q := rep.Pool.Queues
+	t.row("pool", fmt.Sprintf("queues %v, fetch limit %d, completions batched up to %d, lease %s, poll %s",
+		q, rep.Pool.FetchLimit, rep.Pool.CompleteBatch, rep.Pool.LeaseTTL, rep.Pool.PollInterval))
+	t.row("enqueue", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs; batches of %d, %d at once)",
+		groupDigits(int(rep.Enqueue.PerSecond)), groupDigits(rep.Enqueue.Jobs), rep.Enqueue.Seconds, rep.Enqueue.Batch, rep.Enqueue.Producers))
+	t.row("work", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs)", groupDigits(int(rep.Work.PerSecond)), groupDigits(rep.Work.Jobs), rep.Work.Seconds))
+	if p := rep.Pickup; p.Samples > 0 {
+		t.row("pickup", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (%d jobs enqueued one at a time into the idle pool)",
+			p.P50MS, p.P95MS, p.P99MS, p.MaxMS, p.Samples))
+	}
+	m := rep.Memory
+	t.row("memory", fmt.Sprintf("peak heap %s, peak Go runtime %s, peak RSS %s", mib(m.PeakHeapBytes), mib(m.PeakGoBytes), mib(m.MaxRSSBytes)))
+	c := rep.Check
+	if c.OK {
+		t.row("check", fmt.Sprintf("ok: %s jobs succeeded exactly once (handler ran %s times; %s events, each job: %v; verify: %s)",
+			groupDigits(c.Succeeded), groupDigits(c.HandlerRuns), groupDigits(c.Events), c.EventsPerJob, plural(len(c.Findings), "finding")))
+	} else {
+		t.row("check", fmt.Sprintf("FAILED: %v", c.Problems))
+	}
+	if profile != "" {
+		t.row("profile", "CPU profile in "+profile+" (go tool pprof -top "+profile+")")
+	}
+	return t.flush()
+}
+
+func mib(b uint64) string {
+	if b == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+// groupDigits writes n with thousands separators: 100,000.
+func groupDigits(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + groupDigits(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
