@@ -89,8 +89,9 @@ func (d *Driver) Close() error {
 }
 
 // InTx runs fn in a read-committed transaction. Conflicts with other
-// transactions and lost connections roll it back and run fn again; see
-// [retryable] for which.
+// transactions (serialization failures, deadlocks, a lost enqueue race) and
+// lost connections roll it back and run fn again, up to about 20 s; errors
+// fn returns itself, such as lifecycle rejections, end it at once.
 func (d *Driver) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	return d.run(ctx, pgx.TxOptions{}, true, fn)
 }

@@ -27,6 +27,7 @@ const (
 	codeAdminShutdown        = "57P01"
 	codeCrashShutdown        = "57P02"
 	codeCannotConnectNow     = "57P03"
+	codeTooManyConnections   = "53300"
 )
 
 // The unique indexes a concurrent enqueue can win a race on (see
@@ -98,8 +99,9 @@ func lostEnqueueRace(pe *pgconn.PgError) bool {
 }
 
 // isConnLoss reports an error of the connection rather than of the
-// statement: the server went away, refused us, or shut down. The
-// transaction is gone with the connection, and the pool dials a new one.
+// statement: the server went away, shut down, is starting, or has no
+// connection slot free. The transaction is gone with the connection, and
+// the pool dials a new one.
 func isConnLoss(err error) bool {
 	if pgconn.SafeToRetry(err) {
 		return true
@@ -107,7 +109,7 @@ func isConnLoss(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
-		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow:
+		case codeAdminShutdown, codeCrashShutdown, codeCannotConnectNow, codeTooManyConnections:
 			return true
 		}
 		return strings.HasPrefix(pe.Code, "08") // connection_exception
