@@ -17,7 +17,7 @@ import (
 // Sizes of the random walk. In -short mode it uses walkShortJobs.
 const (
 	walkJobs      = 1000
-	walkShortJobs = 250
+	walkShortJobs = 100
 	walkWindow    = 32 // jobs alive at once
 )
 
