@@ -362,6 +362,19 @@ func testEnqueueValidation(t *testing.T, newStore func(*testing.T) store.Store) 
 			}
 		})
 	}
+	t.Run("batch_too_large", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, newStore)
+		specs := make([]lifecycle.Spec, store.MaxBatch+1)
+		for i := range specs {
+			specs[i] = lifecycle.Spec{Kind: "k"}
+		}
+		_, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: specs, Now: h.tick()})
+		rejected(t, err, store.ErrValidation)
+		if c := h.census(); c.Jobs != 0 {
+			t.Errorf("a refused batch wrote %d jobs", c.Jobs)
+		}
+	})
 	t.Run("empty_batch", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, newStore)

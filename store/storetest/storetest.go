@@ -31,9 +31,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Claim", testClaim},
 		{"Reads", testReads},
 		{"Verify", testVerify},
+		{"StoreClock", testStoreClock},
+		{"SubMicrosecond", testSubMicrosecond},
 		{"Retain", testRetain},
 		{"Leader", testLeader},
 		{"Concurrency", testConcurrency},
+		{"Races", testRaces},
 		{"RandomWalk", testRandomWalk},
 		{"StateMachine", testStateMachine},
 	}
