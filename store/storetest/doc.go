@@ -16,11 +16,17 @@
 //	}
 //
 // The suite talks to the Store only, never to SQL. It passes an explicit Now
-// to every call, so lease expiry, run_at, cancel deadlines and timeouts are
-// reached by moving a clock value instead of sleeping. It covers every row of
+// to every call (but those that test the store's own clock), so lease
+// expiry, run_at, cancel deadlines and timeouts are reached by moving a
+// clock value instead of sleeping. It covers every row of
 // [lifecycle.Table] (generated from the table, so a new row cannot be
 // forgotten), every kind of rejected request and that it changes nothing,
 // lease fencing, request-id and dedupe idempotency, the lifecycle invariants
-// LI-1 to LI-5, concurrent claimers, random legal walks checked by Verify,
-// and a pgregory.net/rapid state-machine test against a reference model.
+// LI-1 to LI-5, claim order and filters, reads, Verify, retention, leader
+// election, the store's own clock, 64 concurrent claimers, races between
+// the reaper, cancels and owners, random legal walks checked by Verify, and
+// a pgregory.net/rapid state-machine test against a reference model.
+//
+// The random walk's seed is logged; STORETEST_SEED replays it. The rapid
+// test takes rapid's flags (-rapid.checks, -rapid.steps, -rapid.seed).
 package storetest
