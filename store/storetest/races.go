@@ -80,8 +80,8 @@ func testReaperRace(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	var reapErr error
 	racers = append(racers, func() {
-		for range 3 { // a few passes, so some land between completions
-			n, err := h.s.JobStallExpired(h.ctx, &store.MaintainParams{Limit: raceJobs / 3, Now: &reaperAt})
+		for range raceJobs { // one job a pass, so passes land between completions
+			n, err := h.s.JobStallExpired(h.ctx, &store.MaintainParams{Limit: 1, Now: &reaperAt})
 			reaped += n
 			if err != nil {
 				reapErr = err
