@@ -86,19 +86,16 @@ func (a *attempt) watchLimits() (stop func()) {
 // limitOf returns the earliest time limit of an attempt of j and the cause
 // to cancel it with; a nil cause means no limit.
 func limitOf(j lifecycle.Job) (at time.Time, cause error) {
-	consider := func(t time.Time, c error) {
-		if cause == nil || t.Before(at) {
-			at, cause = t, c
-		}
-	}
 	if j.TimeoutAt != nil {
-		consider(*j.TimeoutAt, fmt.Errorf("%w: attempt %d ran past its timeout of %s", ErrTimeout, j.Attempt, j.Timeout.D()))
+		at, cause = *j.TimeoutAt, fmt.Errorf("%w: attempt %d ran past its timeout of %s", ErrTimeout, j.Attempt, j.Timeout.D())
 	}
-	if j.Deadline != nil {
-		consider(*j.Deadline, fmt.Errorf("%w: the job's deadline %s passed", ErrDeadline, j.Deadline.Format(time.RFC3339)))
+	if j.Deadline != nil && (cause == nil || j.Deadline.Before(at)) {
+		at, cause = *j.Deadline, fmt.Errorf("%w: the job's deadline %s passed", ErrDeadline, j.Deadline.Format(time.RFC3339))
 	}
 	if b := j.Budget; b != nil && b.MaxRuntime > 0 && j.StartedAt != nil {
-		consider(j.StartedAt.Add(b.MaxRuntime.D()), fmt.Errorf("%w: runtime budget of %s", ErrBudgetExceeded, b.MaxRuntime.D()))
+		if end := j.StartedAt.Add(b.MaxRuntime.D()); cause == nil || end.Before(at) {
+			at, cause = end, fmt.Errorf("%w: runtime budget of %s", ErrBudgetExceeded, b.MaxRuntime.D())
+		}
 	}
 	return at, cause
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,3 +80,62 @@ func benchWork(b *testing.B, s store.Store) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 }
+
+// BenchmarkPoolOverhead works b.N no-op jobs from an in-memory stand-in for
+// a store that does no I/O: the ceiling the pool's own machinery (claims,
+// goroutines, heartbeat bookkeeping, batched completions) puts on
+// throughput, apart from any database.
+func BenchmarkPoolOverhead(b *testing.B) {
+	s := &memStore{queued: b.N}
+	mux := stint.NewMux()
+	mux.HandleFunc("noop", func(context.Context, *stint.Job) error { return nil })
+	p, err := stint.NewPool(s, mux, stint.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	if err := p.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for p.Stats().Succeeded < int64(b.N) {
+		<-tick.C
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	_ = p.Stop(ctx)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+}
+
+// memStore hands out queued no-op jobs and accepts their completions; the
+// pool calls nothing else on a run without failures.
+type memStore struct {
+	store.Store // nil: any other method panics
+	mu          sync.Mutex
+	queued      int
+	next        int
+}
+
+func (m *memStore) JobClaim(_ context.Context, p *store.JobClaimParams) ([]store.Job, error) {
+	m.mu.Lock()
+	n := min(p.Limit, m.queued)
+	m.queued -= n
+	first := m.next
+	m.next += n
+	m.mu.Unlock()
+	jobs := make([]store.Job, n)
+	for i := range jobs {
+		id := strconv.Itoa(first + i)
+		jobs[i] = store.Job{ID: id, Kind: "noop", Queue: "default", State: stint.Running, Attempt: 1, MaxAttempts: 3, LeaseID: "lease-" + id}
+	}
+	return jobs, nil
+}
+
+func (m *memStore) JobComplete(_ context.Context, ps []store.JobCompleteParams) ([]store.Result, error) {
+	return make([]store.Result, len(ps)), nil
+}
+
+func (m *memStore) Wakeups() (<-chan string, func()) { return make(chan string), func() {} }
