@@ -25,7 +25,7 @@ func TestDeadWorker(t *testing.T) {
 
 		hung := e.newGate(true)
 		cfgA := e.poolConfig("worker-a")
-		cfgA.Clock = clock.NewManual(e.now()) // never moves: no heartbeats
+		cfgA.Clock = clock.NewManual(e.now())      // never moves: no heartbeats
 		cfgA.Queues = map[string]int{"default": 1} // its hung handler holds its only slot
 		a := e.startPool(cfgA, kind, hung.work)
 		fence := e.awaitStart(hung).Fence()
