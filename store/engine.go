@@ -197,7 +197,7 @@ func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, c
 		return job, &lifecycle.Error{Kind: ErrRevisionConflict, JobID: job.ID, Op: cmd.Op, State: job.State,
 			Msg: fmt.Sprintf("expected rev %d but the job is at rev %d; read it again and decide anew", *expected, job.Rev)}
 	}
-	s, err := lifecycle.Apply(job, cmd, at)
+	s, err := lifecycle.Apply(job, cmd, notBefore(at, job))
 	if err != nil {
 		return job, err
 	}
@@ -239,4 +239,14 @@ func notFound(id string) error {
 func IsRejection(err error) bool {
 	var le *lifecycle.Error
 	return errors.As(err, &le)
+}
+
+// notBefore keeps a job's time moving forward: a transaction's time is read
+// before it locks the row, so another that committed meanwhile may have
+// written a later one (LI-3 needs created <= started <= finished).
+func notBefore(t time.Time, j lifecycle.Job) time.Time {
+	if t.Before(j.UpdatedAt) {
+		return j.UpdatedAt
+	}
+	return t
 }

@@ -136,7 +136,8 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		}
 		for _, j := range jobs {
 			c := lifecycle.Command{Op: lifecycle.OpClaim, Actor: lifecycle.ActorOwner, ActorID: p.WorkerID, LeaseID: e.newID(), LeaseTTL: p.LeaseTTL}
-			s, err := lifecycle.Apply(j, c, t)
+			at := notBefore(t, j)
+			s, err := lifecycle.Apply(j, c, at)
 			if err != nil {
 				continue // not claimable after all (for example no attempts left): leave it
 			}
@@ -144,7 +145,7 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 			b.add(&prev, s)
 			if p.Start {
 				c.Op = lifecycle.OpStart
-				started, err := lifecycle.Apply(s.Job, c, t)
+				started, err := lifecycle.Apply(s.Job, c, at)
 				if err != nil {
 					return err
 				}

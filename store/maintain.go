@@ -38,7 +38,7 @@ func (e *engine) maintain(ctx context.Context, p *MaintainParams, kinds []DueKin
 				}
 				c := cmd(j, k)
 				c.Actor, c.ActorID = lifecycle.ActorSystem, actor
-				s, err := lifecycle.Apply(j, c, t)
+				s, err := lifecycle.Apply(j, c, notBefore(t, j))
 				if err != nil || s.Noop() {
 					continue
 				}
