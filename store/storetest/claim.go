@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -70,11 +71,7 @@ func testClaimOrder(t *testing.T, newStore func(*testing.T) store.Store) {
 
 // sortedIDs sorts ids in place and returns them.
 func sortedIDs(ids []string) []string {
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
+	slices.Sort(ids)
 	return ids
 }
 

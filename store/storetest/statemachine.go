@@ -39,7 +39,7 @@ func (st *machineStats) count(action string, err error) {
 		st.accepted[action]++
 		return
 	}
-	st.refused[action+": "+fmt.Sprint(kindOf(err))]++
+	st.refused[fmt.Sprint(kindOf(err))]++
 }
 
 // testStateMachine runs the rapid state-machine test: each check opens a
