@@ -25,9 +25,11 @@ type Options struct {
 
 // Driver is a [store.Driver] on one SQLite file.
 type Driver struct {
-	write *sql.DB // one connection: the single writer
-	read  *sql.DB
-	clock clock.Clock
+	write  *sql.DB // one connection: the single writer
+	read   *sql.DB
+	wstmts *stmtCache
+	rstmts *stmtCache
+	clock  clock.Clock
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -68,6 +70,14 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 		d.Close()
 		return nil, err
 	}
+	if d.wstmts, err = newStmtCache(ctx, w, writeQueries); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if d.rstmts, err = newStmtCache(ctx, r, readQueries); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -82,13 +92,13 @@ func OpenStore(ctx context.Context, path string, opts Options) (store.Store, err
 
 // Close closes both connection pools.
 func (d *Driver) Close() error {
-	return errors.Join(d.write.Close(), d.read.Close())
+	return errors.Join(d.wstmts.close(), d.rstmts.close(), d.write.Close(), d.read.Close())
 }
 
 // InTx runs fn in a BEGIN IMMEDIATE transaction on the writer connection,
 // retrying when SQLite reports the database busy or locked.
 func (d *Driver) InTx(ctx context.Context, fn func(store.Tx) error) error {
-	return d.InTxSQL(ctx, func(tx *sql.Tx) error { return fn(&txn{tx: tx, clock: d.clock}) })
+	return d.InTxSQL(ctx, func(tx *sql.Tx) error { return fn(&txn{tx: tx, stmts: d.wstmts, clock: d.clock}) })
 }
 
 // Read runs fn in a read transaction on the reader pool.
@@ -99,7 +109,7 @@ func (d *Driver) Read(ctx context.Context, fn func(store.Tx) error) error {
 			return err
 		}
 		defer tx.Rollback()
-		if err := fn(&txn{tx: tx, clock: d.clock, readOnly: true}); err != nil {
+		if err := fn(&txn{tx: tx, stmts: d.rstmts, clock: d.clock, readOnly: true}); err != nil {
 			return err
 		}
 		return tx.Commit()

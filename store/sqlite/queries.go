@@ -17,8 +17,11 @@ const (
 	qJobGet      = `SELECT doc FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
 	qJobByDedupe = `SELECT doc FROM jobs WHERE tenant = ? AND dedupe_key = ?
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied') LIMIT 1`
+	// qJobClaimable reads one queue's claim index in claim order; a claim
+	// over several queues runs it per queue and merges (an IN list over
+	// queues would make SQLite sort every queued job).
 	qJobClaimable = `SELECT doc FROM jobs
-    WHERE state = 'queued' AND queue IN (SELECT value FROM json_each(?1))
+    WHERE state = 'queued' AND queue = ?1
       AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
       AND run_at <= ?3
     ORDER BY priority DESC, created_at, id LIMIT ?4`

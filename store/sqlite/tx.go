@@ -2,11 +2,13 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stint-dev/stint/clock"
@@ -17,9 +19,20 @@ import (
 // txn is one transaction: a store.Tx on a *sql.Tx.
 type txn struct {
 	tx       *sql.Tx
+	stmts    *stmtCache
 	clock    clock.Clock
 	readOnly bool
 	now      time.Time
+}
+
+// stmt returns query prepared on this transaction's connection, from the
+// driver's cache of statements prepared once.
+func (t *txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := t.stmts.get(query)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st), nil
 }
 
 var _ store.Tx = (*txn)(nil)
@@ -33,11 +46,10 @@ func (t *txn) Now(context.Context) (time.Time, error) {
 }
 
 func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
-	st, err := t.tx.PrepareContext(ctx, qJobInsert)
+	st, err := t.stmt(ctx, qJobInsert)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	for _, j := range jobs {
 		doc, err := marshal(j)
 		if err != nil {
@@ -53,11 +65,10 @@ func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
 }
 
 func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
-	st, err := t.tx.PrepareContext(ctx, qJobUpdate)
+	st, err := t.stmt(ctx, qJobUpdate)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	for _, u := range updates {
 		j := u.Job
 		doc, err := marshal(j)
@@ -112,7 +123,22 @@ func (t *txn) JobLiveByDedupe(ctx context.Context, tenant, key string) (lifecycl
 }
 
 func (t *txn) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.Job, error) {
-	return t.jobs(ctx, qJobClaimable, jsonList(q.Queues), jsonList(q.Kinds), micros(q.Now), q.Limit)
+	kinds := jsonList(q.Kinds)
+	var out []lifecycle.Job
+	for _, queue := range q.Queues {
+		jobs, err := t.jobs(ctx, qJobClaimable, queue, kinds, micros(q.Now), q.Limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jobs...)
+	}
+	if len(q.Queues) > 1 {
+		slices.SortFunc(out, func(a, b lifecycle.Job) int {
+			return cmp.Or(cmp.Compare(b.Priority, a.Priority), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+		})
+		out = out[:min(len(out), q.Limit)]
+	}
+	return out, nil
 }
 
 func (t *txn) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, error) {
@@ -145,7 +171,11 @@ func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.J
 }
 
 func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +196,10 @@ func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.
 }
 
 func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
-	st, err := t.tx.PrepareContext(ctx, qEventInsert)
+	st, err := t.stmt(ctx, qEventInsert)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	for _, e := range events {
 		doc, err := marshal(e)
 		if err != nil {
@@ -196,7 +225,11 @@ func (t *txn) EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event
 }
 
 func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycle.Event, error) {
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
