@@ -29,14 +29,13 @@ CREATE INDEX jobs_timeout ON jobs (timeout_at) WHERE state = 'running';
 CREATE INDEX jobs_deadline ON jobs (deadline) WHERE deadline IS NOT NULL
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied');
 CREATE INDEX jobs_stalled ON jobs (state) WHERE state = 'stalled';
-CREATE INDEX jobs_state ON jobs (state, queue);
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
 -- LI-5: at most one live job per (tenant, dedupe_key).
 CREATE UNIQUE INDEX jobs_dedupe ON jobs (tenant, dedupe_key) WHERE dedupe_key <> ''
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied');
 
 CREATE TABLE job_events (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         INTEGER PRIMARY KEY,
     job_id     TEXT NOT NULL,
     rev        INTEGER NOT NULL,
     type       TEXT NOT NULL,
@@ -47,7 +46,8 @@ CREATE TABLE job_events (
     UNIQUE (job_id, rev)
 );
 CREATE UNIQUE INDEX job_events_request ON job_events (job_id, request_id) WHERE request_id <> '';
-CREATE INDEX job_events_type ON job_events (type, at);
+-- Only heartbeats are looked up by age (retention prunes them).
+CREATE INDEX job_events_heartbeat ON job_events (at) WHERE type = 'heartbeat';
 
 CREATE TABLE job_provenance (
     job_id      TEXT PRIMARY KEY,
