@@ -189,15 +189,14 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.State = Queued
 		return op, actor, EventPromoted, nil
 	case OpUnblock:
-		next.State = Queued
-		if next.RunAt.Before(now) {
-			next.RunAt = now
-		}
-		return op, actor, EventUnblocked, nil
-	case OpClaim:
 		if next.RunAt.After(now) {
 			return notYet(next, op, "run_at", next.RunAt)
 		}
+		next.State, next.RunAt = Queued, now
+		return op, actor, EventUnblocked, nil
+	case OpClaim:
+		// A queued job is due by definition (promote and unblock wait for
+		// run_at), so a claim does not look at run_at.
 		if next.Attempt >= next.MaxAttempts {
 			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d used)", next.Attempt, next.MaxAttempts)
 		}

@@ -37,8 +37,9 @@ type Tx interface {
 	JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error)
 	// JobLiveByDedupe returns the non-terminal job with (tenant, key), if any.
 	JobLiveByDedupe(ctx context.Context, tenant, key string) (lifecycle.Job, bool, error)
-	// JobClaimable returns up to q.Limit queued jobs due at q.Now in claim
-	// order, locked and skipping rows other transactions have locked.
+	// JobClaimable returns up to q.Limit queued jobs in claim order, locked
+	// and skipping rows other transactions have locked. Queued means due:
+	// run_at is not looked at.
 	JobClaimable(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error)
 	// JobDue returns up to q.Limit jobs due for q.Kind at q.Now, locked and
 	// skipping locked rows.

@@ -69,13 +69,12 @@ CROSS JOIN LATERAL (
     SELECT doc, priority, created_at, id FROM jobs
     WHERE state = 'queued' AND jobs.queue = q.queue
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-      AND run_at <= $3
     ORDER BY priority DESC, created_at, id
-    LIMIT $4
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
 ) AS j
 ORDER BY j.priority DESC, j.created_at, j.id
-LIMIT $4`
+LIMIT $3`
 
 	qJobList = `
 SELECT doc FROM jobs

@@ -94,7 +94,7 @@ func (t *tx) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Now, q.Limit)
+	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit)
 }
 
 func (t *tx) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, error) {

@@ -23,8 +23,7 @@ const (
 	qJobClaimable = `SELECT doc FROM jobs
     WHERE state = 'queued' AND queue = ?1
       AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
-      AND run_at <= ?3
-    ORDER BY priority DESC, created_at, id LIMIT ?4`
+    ORDER BY priority DESC, created_at, id LIMIT ?3`
 	qJobList = `SELECT doc FROM jobs
     WHERE (json_array_length(?1) = 0 OR state IN (SELECT value FROM json_each(?1)))
       AND (?2 = '' OR queue = ?2) AND (?3 = '' OR kind = ?3) AND id > ?4

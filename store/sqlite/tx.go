@@ -126,7 +126,7 @@ func (t *txn) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle
 	kinds := jsonList(q.Kinds)
 	var out []lifecycle.Job
 	for _, queue := range q.Queues {
-		jobs, err := t.jobs(ctx, qJobClaimable, queue, kinds, micros(q.Now), q.Limit)
+		jobs, err := t.jobs(ctx, qJobClaimable, queue, kinds, q.Limit)
 		if err != nil {
 			return nil, err
 		}
