@@ -137,6 +137,18 @@ func testClaimDue(t *testing.T, newStore func(*testing.T) store.Store) {
 	if jobs := h.claimAll("w", []string{f.Queue}, nil, 1); len(jobs) != 1 || jobs[0].ID != f.ID {
 		t.Fatalf("the promoted job was not claimed: %d jobs", len(jobs))
 	}
+	// A blocked job with a run_at waits for it even once its dependencies
+	// are done: unblock is refused until run_at.
+	b := h.build(lifecycle.Blocked, runAtIn(time.Hour))
+	before := h.snap(b.ID)
+	_, err := h.s.JobApply(h.ctx, &store.JobApplyParams{JobID: b.ID, Command: lifecycle.Command{Op: lifecycle.OpUnblock, Actor: lifecycle.ActorSystem}, Now: h.tick()})
+	rejected(t, err, store.ErrInvalidTransition)
+	h.unchanged(before)
+	h.advance(2 * time.Hour)
+	h.system(b, lifecycle.Command{Op: lifecycle.OpUnblock})
+	if jobs := h.claimAll("w", []string{b.Queue}, nil, 1); len(jobs) != 1 || jobs[0].ID != b.ID {
+		t.Fatalf("the unblocked job was not claimed: %d jobs", len(jobs))
+	}
 }
 
 // testClaimStart: Start claims and starts in one transaction: two events

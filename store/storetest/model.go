@@ -131,14 +131,15 @@ func (m *model) liveByKey(tenant, key string) (lifecycle.Job, bool) {
 	return lifecycle.Job{}, false
 }
 
-// claimable lists the jobs a claim of queues and kinds may take now, in
-// claim order: priority DESC, created_at, id.
+// claimable lists the jobs a claim of queues and kinds may take, in claim
+// order: priority DESC, created_at, id. A queued job is due by definition
+// (promote and unblock wait for run_at), so run_at is not looked at.
 func (m *model) claimable(queues, kinds []string) []lifecycle.Job {
 	var out []lifecycle.Job
 	for _, id := range m.ids {
 		j := m.jobs[id]
 		if j.State == lifecycle.Queued && slices.Contains(queues, j.Queue) &&
-			(len(kinds) == 0 || slices.Contains(kinds, j.Kind)) && !j.RunAt.After(m.now) {
+			(len(kinds) == 0 || slices.Contains(kinds, j.Kind)) {
 			out = append(out, j)
 		}
 	}

@@ -197,7 +197,7 @@ func (w *walker) dueFor(j store.Job, p opActor) {
 	}
 	var at *time.Time
 	switch {
-	case p.Op == lifecycle.OpPromote:
+	case p.Op == lifecycle.OpPromote, p.Op == lifecycle.OpUnblock:
 		at = &j.RunAt
 	case p.Op == lifecycle.OpStall && p.Actor == lifecycle.ActorSystem:
 		at = j.LeaseExpiresAt
