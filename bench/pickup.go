@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/stint-dev/stint"
@@ -42,8 +43,8 @@ func (r *runner) pickup(ctx context.Context) (Latency, error) {
 		r.mu.Unlock()
 	}()
 
-	var done int
-	stop := r.progress("pickup", n, func() int { return done })
+	var done atomic.Int64
+	stop := r.progress("pickup", n, func() int { return int(done.Load()) })
 	defer stop()
 	lat := make([]time.Duration, 0, n)
 	early := 0
@@ -67,7 +68,7 @@ func (r *runner) pickup(ctx context.Context) (Latency, error) {
 		if err := r.awaitCompletions(ctx, succeeded); err != nil {
 			return Latency{}, err
 		}
-		done++
+		done.Add(1)
 	}
 	slices.Sort(lat)
 	return Latency{
