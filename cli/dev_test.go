@@ -166,6 +166,10 @@ func TestDev(t *testing.T) {
 			t.Errorf("demo.flaky succeeded on attempt %d, want 3", j.Attempt)
 		}
 	}
+	held, err := st.JobList(ctx, &store.JobListParams{States: []lifecycle.State{lifecycle.Claimed, lifecycle.Running, lifecycle.CancelRequested, lifecycle.Stalled}})
+	if err != nil || len(held) > 0 {
+		t.Errorf("after stint dev stopped, %d jobs are still held or stalled (%v)", len(held), err)
+	}
 	rep, err := st.Verify(ctx, &store.VerifyParams{})
 	if err != nil || len(rep.Findings) > 0 {
 		t.Errorf("verify: %v %+v", err, rep.Findings)
