@@ -76,6 +76,9 @@ CROSS JOIN LATERAL (
 ORDER BY j.priority DESC, j.created_at, j.id
 LIMIT $3`
 
+	// qClaimPlan steers the claim to the claim index for the transaction.
+	qClaimPlan = `SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off`
+
 	qJobList = `
 SELECT doc FROM jobs
 WHERE ($1::text[] IS NULL OR cardinality($1::text[]) = 0 OR state = ANY($1::text[]))

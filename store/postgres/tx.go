@@ -94,6 +94,14 @@ func (t *tx) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.
 	if q.Limit <= 0 {
 		return nil, nil
 	}
+	// Without fresh statistics (right after a bulk enqueue, before
+	// autovacuum's analyze) PostgreSQL plans the claim as a bitmap scan of
+	// every queued job and a sort: 78 ms per claim at 100,000 queued, against
+	// 0.2 ms for the ordered walk of the claim index. Rule those plans out for
+	// this transaction only.
+	if _, err := t.pg.Exec(ctx, qClaimPlan); err != nil {
+		return nil, err
+	}
 	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit)
 }
 
