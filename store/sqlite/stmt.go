@@ -50,5 +50,5 @@ func (c *stmtCache) close() error {
 var (
 	readQueries = []string{qJobGet, qJobByDedupe, qJobClaimable, qJobList, qDuePromote, qDueLease,
 		qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList}
-	writeQueries = append([]string{qJobInsert, qJobUpdate, qEventInsert}, readQueries...)
+	writeQueries = append([]string{qJobInsert, qJobUpdate, qEventInsert, qProvenanceInsert}, readQueries...)
 )

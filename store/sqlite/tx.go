@@ -252,12 +252,16 @@ func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycl
 }
 
 func (t *txn) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error {
+	st, err := t.stmt(ctx, qProvenanceInsert)
+	if err != nil {
+		return err
+	}
 	for _, p := range recs {
 		doc, err := marshal(p)
 		if err != nil {
 			return err
 		}
-		if _, err := t.tx.ExecContext(ctx, qProvenanceInsert, p.JobID, string(p.FinalState), doc); err != nil {
+		if _, err := st.ExecContext(ctx, p.JobID, string(p.FinalState), doc); err != nil {
 			return fmt.Errorf("sqlite: insert provenance %s: %w", p.JobID, err)
 		}
 	}
