@@ -170,29 +170,19 @@ func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.J
 	return t.jobs(ctx, qJobList, jsonList(states), p.Queue, p.Kind, p.AfterID, p.Limit)
 }
 
+// jobs runs a query whose only column is a job's doc.
 func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
-	st, err := t.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []lifecycle.Job
-	for rows.Next() {
+	return collect(ctx, t, query, func(rows *sql.Rows) (lifecycle.Job, error) {
 		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return nil, err
-		}
 		var j lifecycle.Job
-		if err := json.Unmarshal(doc, &j); err != nil {
-			return nil, fmt.Errorf("sqlite: a job row holds unreadable JSON: %w", err)
+		if err := rows.Scan(&doc); err != nil {
+			return j, err
 		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+		if err := json.Unmarshal(doc, &j); err != nil {
+			return j, fmt.Errorf("sqlite: a job row holds unreadable JSON: %w", err)
+		}
+		return j, nil
+	}, args...)
 }
 
 func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
@@ -224,7 +214,26 @@ func (t *txn) EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event
 	return t.events(ctx, qEventList, jsonList(jobIDs))
 }
 
+// events runs a query whose columns are an event's id and doc.
 func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycle.Event, error) {
+	return collect(ctx, t, query, func(rows *sql.Rows) (lifecycle.Event, error) {
+		var id int64
+		var doc []byte
+		var e lifecycle.Event
+		if err := rows.Scan(&id, &doc); err != nil {
+			return e, err
+		}
+		if err := json.Unmarshal(doc, &e); err != nil {
+			return e, fmt.Errorf("sqlite: an event row holds unreadable JSON: %w", err)
+		}
+		e.ID = id
+		return e, nil
+	}, args...)
+}
+
+// collect runs query as a statement from the driver's cache and reads each
+// row with scan, as pgx.CollectRows does for the PostgreSQL driver.
+func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -234,19 +243,13 @@ func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycl
 		return nil, err
 	}
 	defer rows.Close()
-	var out []lifecycle.Event
+	var out []T
 	for rows.Next() {
-		var id int64
-		var doc []byte
-		if err := rows.Scan(&id, &doc); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		var e lifecycle.Event
-		if err := json.Unmarshal(doc, &e); err != nil {
-			return nil, fmt.Errorf("sqlite: an event row holds unreadable JSON: %w", err)
-		}
-		e.ID = id
-		out = append(out, e)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
