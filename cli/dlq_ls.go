@@ -28,23 +28,20 @@ func (a *app) dlqLsCmd() *cobra.Command {
 		Example: `  stint dlq ls
   stint dlq ls --kind email.send --json`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			jobs, err := st.JobList(cmd.Context(), &p)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if jobs == nil {
-					jobs = []lifecycle.Job{}
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				jobs, err := st.JobList(cmd.Context(), &p)
+				if err != nil {
+					return err
 				}
-				return writeJSON(cmd.OutOrStdout(), jobs)
-			}
-			return writeDLQTable(cmd.OutOrStdout(), jobs)
+				if asJSON {
+					if jobs == nil {
+						jobs = []lifecycle.Job{}
+					}
+					return writeJSON(cmd.OutOrStdout(), jobs)
+				}
+				return writeDLQTable(cmd.OutOrStdout(), jobs)
+			})
 		}),
 	}
 	f := cmd.Flags()

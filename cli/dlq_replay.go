@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/store"
 )
 
 func (a *app) dlqReplayCmd() *cobra.Command {
@@ -20,25 +21,22 @@ func (a *app) dlqReplayCmd() *cobra.Command {
 		Example: `  stint dlq replay 0190f3a2-...
   stint jobs show $(stint dlq replay 0190f3a2-...)`,
 		Args: oneJobID,
-		RunE: run(func(cmd *cobra.Command, args []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				c, err := stint.NewClient(st, stint.ClientConfig{ActorID: cliActor, Clock: a.env.Clock})
+				if err != nil {
+					return err
+				}
+				j, err := c.Replay(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), j)
+				}
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), j.ID)
 				return err
-			}
-			defer closeStore(st, &err)
-			c, err := stint.NewClient(st, stint.ClientConfig{ActorID: cliActor, Clock: a.env.Clock})
-			if err != nil {
-				return err
-			}
-			j, err := c.Replay(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), j)
-			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), j.ID)
-			return err
+			})
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new job as JSON")

@@ -24,30 +24,27 @@ func (a *app) enqueueCmd() *cobra.Command {
 		Example: `  stint enqueue --kind email.send --payload '{"to": "ada@example.com"}'
   stint enqueue --kind report --queue batch --priority batch --run-at 2030-01-02T03:00:00Z`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			// Check the spec before opening anything: bad input creates no file.
 			if err := spec.Validate(a.env.Clock.Now()); err != nil {
 				return err
 			}
-			st, err := a.openStore(cmd.Context(), mayCreate)
-			if err != nil {
+			return a.withStore(cmd.Context(), mayCreate, func(st store.Store) error {
+				res, err := st.JobEnqueue(cmd.Context(), &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: cliActor})
+				if err != nil {
+					return err
+				}
+				r := res[0]
+				if r.Existing {
+					fmt.Fprintf(cmd.ErrOrStderr(), "stint: dedupe key %q matches live job %s (state %s): no new job was created\n",
+						spec.DedupeKey, r.Job.ID, r.Job.State)
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), r.Job)
+				}
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), r.Job.ID)
 				return err
-			}
-			defer closeStore(st, &err)
-			res, err := st.JobEnqueue(cmd.Context(), &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: cliActor})
-			if err != nil {
-				return err
-			}
-			r := res[0]
-			if r.Existing {
-				fmt.Fprintf(cmd.ErrOrStderr(), "stint: dedupe key %q matches live job %s (state %s): no new job was created\n",
-					spec.DedupeKey, r.Job.ID, r.Job.State)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), r.Job)
-			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), r.Job.ID)
-			return err
+			})
 		}),
 	}
 	f := cmd.Flags()

@@ -20,28 +20,25 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 			"the cancel is forced at the cancel deadline. --hard cancels any live job at once and\n" +
 			"revokes its lease.",
 		Args: oneJobID,
-		RunE: run(func(cmd *cobra.Command, args []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				p.JobID = args[0]
+				j, err := st.JobCancel(cmd.Context(), &p)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), j)
+				}
+				out := cmd.OutOrStdout()
+				if j.State == lifecycle.CancelRequested {
+					_, err = fmt.Fprintf(out, "job %s: cancel_requested; its owner is told at its next heartbeat, and the cancel is forced at %s\n",
+						j.ID, fmtTimePtr(j.CancelDeadline))
+					return err
+				}
+				_, err = fmt.Fprintf(out, "job %s: %s\n", j.ID, j.State)
 				return err
-			}
-			defer closeStore(st, &err)
-			p.JobID = args[0]
-			j, err := st.JobCancel(cmd.Context(), &p)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), j)
-			}
-			out := cmd.OutOrStdout()
-			if j.State == lifecycle.CancelRequested {
-				_, err = fmt.Fprintf(out, "job %s: cancel_requested; its owner is told at its next heartbeat, and the cancel is forced at %s\n",
-					j.ID, fmtTimePtr(j.CancelDeadline))
-				return err
-			}
-			_, err = fmt.Fprintf(out, "job %s: %s\n", j.ID, j.State)
-			return err
+			})
 		}),
 	}
 	f := cmd.Flags()

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 )
 
 func (a *app) jobsEventsCmd() *cobra.Command {
@@ -15,23 +16,20 @@ func (a *app) jobsEventsCmd() *cobra.Command {
 		Use:   "events ID",
 		Short: "Show a job's audit log, one event per transition",
 		Args:  oneJobID,
-		RunE: run(func(cmd *cobra.Command, args []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			events, err := st.JobEvents(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if events == nil {
-					events = []lifecycle.Event{}
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				events, err := st.JobEvents(cmd.Context(), args[0])
+				if err != nil {
+					return err
 				}
-				return writeJSON(cmd.OutOrStdout(), events)
-			}
-			return writeEventTable(cmd.OutOrStdout(), events)
+				if asJSON {
+					if events == nil {
+						events = []lifecycle.Event{}
+					}
+					return writeJSON(cmd.OutOrStdout(), events)
+				}
+				return writeEventTable(cmd.OutOrStdout(), events)
+			})
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the events as a JSON array")

@@ -20,23 +20,20 @@ func (a *app) jobsLsCmd() *cobra.Command {
 		Example: `  stint jobs ls --state queued,running --queue default
   stint jobs ls --after 0190f3a2-... --limit 50`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			jobs, err := st.JobList(cmd.Context(), &p)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if jobs == nil {
-					jobs = []lifecycle.Job{}
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				jobs, err := st.JobList(cmd.Context(), &p)
+				if err != nil {
+					return err
 				}
-				return writeJSON(cmd.OutOrStdout(), jobs)
-			}
-			return writeJobTable(cmd.OutOrStdout(), jobs)
+				if asJSON {
+					if jobs == nil {
+						jobs = []lifecycle.Job{}
+					}
+					return writeJSON(cmd.OutOrStdout(), jobs)
+				}
+				return writeJobTable(cmd.OutOrStdout(), jobs)
+			})
 		}),
 	}
 	f := cmd.Flags()

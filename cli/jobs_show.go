@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 )
 
 func (a *app) jobsShowCmd() *cobra.Command {
@@ -19,20 +20,17 @@ func (a *app) jobsShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one job",
 		Args:  oneJobID,
-		RunE: run(func(cmd *cobra.Command, args []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			j, err := st.JobGet(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), j)
-			}
-			return writeJobDetail(cmd.OutOrStdout(), j)
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				j, err := st.JobGet(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), j)
+				}
+				return writeJobDetail(cmd.OutOrStdout(), j)
+			})
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the job as JSON")

@@ -58,3 +58,14 @@ func closeStore(st store.Store, err *error) {
 		*err = cerr
 	}
 }
+
+// withStore opens the store as openStore does, runs fn on it and closes it.
+// fn's error comes first; a failed Close is reported only when fn succeeded.
+func (a *app) withStore(ctx context.Context, mode openMode, fn func(store.Store) error) (err error) {
+	st, err := a.openStore(ctx, mode)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	return fn(st)
+}

@@ -17,35 +17,32 @@ func (a *app) verifyCmd() *cobra.Command {
 			"job whose replay disagrees with its row (state, attempt, rev), breaks an invariant or\n" +
 			"lacks its provenance record. It exits 1 when it finds any.",
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
-			st, err := a.openStore(cmd.Context(), mustExist)
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			out := cmd.OutOrStdout()
-			var p store.VerifyParams
-			if !asJSON {
-				// Print findings as they are found: a large database takes a while.
-				p.OnFinding = func(f store.Finding) { fmt.Fprintf(out, "%s: %s\n", f.JobID, f.Problem) }
-			}
-			rep, err := st.Verify(cmd.Context(), &p)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				err = writeJSON(out, rep)
-			} else {
-				_, err = fmt.Fprintf(out, "verified %s, %s: %s\n",
-					plural(rep.Jobs, "job"), plural(rep.Events, "event"), plural(len(rep.Findings), "finding"))
-			}
-			if err != nil {
-				return err
-			}
-			if len(rep.Findings) > 0 {
-				return &ExitError{Code: ExitFailure}
-			}
-			return nil
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				out := cmd.OutOrStdout()
+				var p store.VerifyParams
+				if !asJSON {
+					// Print findings as they are found: a large database takes a while.
+					p.OnFinding = func(f store.Finding) { fmt.Fprintf(out, "%s: %s\n", f.JobID, f.Problem) }
+				}
+				rep, err := st.Verify(cmd.Context(), &p)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					err = writeJSON(out, rep)
+				} else {
+					_, err = fmt.Fprintf(out, "verified %s, %s: %s\n",
+						plural(rep.Jobs, "job"), plural(rep.Events, "event"), plural(len(rep.Findings), "finding"))
+				}
+				if err != nil {
+					return err
+				}
+				if len(rep.Findings) > 0 {
+					return &ExitError{Code: ExitFailure}
+				}
+				return nil
+			})
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
