@@ -28,28 +28,9 @@ func (a *app) dlqLsCmd() *cobra.Command {
 		Example: `  stint dlq ls
   stint dlq ls --kind email.send --json`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
-				jobs, err := st.JobList(cmd.Context(), &p)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					if jobs == nil {
-						jobs = []lifecycle.Job{}
-					}
-					return writeJSON(cmd.OutOrStdout(), jobs)
-				}
-				return writeDLQTable(cmd.OutOrStdout(), jobs)
-			})
-		}),
+		RunE: a.listJobs(&p, &asJSON, writeDLQTable),
 	}
-	f := cmd.Flags()
-	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
-	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
-	f.StringVar(&p.AfterID, "after", "", "only jobs whose id sorts after this one (the next page)")
-	f.Var(intFlag{p: &p.Limit, min: 1, max: store.MaxBatch}, "limit", "at most this many jobs")
-	f.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	jobListFlags(cmd.Flags(), &p, &asJSON)
 	return cmd
 }
 

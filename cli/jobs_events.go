@@ -22,13 +22,7 @@ func (a *app) jobsEventsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					if events == nil {
-						events = []lifecycle.Event{}
-					}
-					return writeJSON(cmd.OutOrStdout(), events)
-				}
-				return writeEventTable(cmd.OutOrStdout(), events)
+				return writeList(cmd.OutOrStdout(), events, asJSON, writeEventTable)
 			})
 		}),
 	}

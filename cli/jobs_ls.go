@@ -20,29 +20,11 @@ func (a *app) jobsLsCmd() *cobra.Command {
 		Example: `  stint jobs ls --state queued,running --queue default
   stint jobs ls --after 0190f3a2-... --limit 50`,
 		Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
-				jobs, err := st.JobList(cmd.Context(), &p)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					if jobs == nil {
-						jobs = []lifecycle.Job{}
-					}
-					return writeJSON(cmd.OutOrStdout(), jobs)
-				}
-				return writeJobTable(cmd.OutOrStdout(), jobs)
-			})
-		}),
+		RunE: a.listJobs(&p, &asJSON, writeJobTable),
 	}
 	f := cmd.Flags()
 	f.Var(statesFlag{&p.States}, "state", "only jobs in these states (comma-separated or repeated): "+stateNames())
-	f.StringVar(&p.Queue, "queue", "", "only jobs of this queue")
-	f.StringVar(&p.Kind, "kind", "", "only jobs of this kind")
-	f.StringVar(&p.AfterID, "after", "", "only jobs whose id sorts after this one (the next page)")
-	f.Var(intFlag{p: &p.Limit, min: 1, max: store.MaxBatch}, "limit", "at most this many jobs")
-	f.BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	jobListFlags(f, &p, &asJSON)
 	return cmd
 }
 

@@ -60,3 +60,15 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// writeList writes items as a JSON array ([] when there are none) when
+// asJSON is set, otherwise as writeTable writes them.
+func writeList[T any](w io.Writer, items []T, asJSON bool, writeTable func(io.Writer, []T) error) error {
+	if !asJSON {
+		return writeTable(w, items)
+	}
+	if items == nil {
+		items = []T{}
+	}
+	return writeJSON(w, items)
+}
