@@ -30,15 +30,21 @@ type attempt struct {
 	// goroutine or by a forced release at shutdown, exactly once.
 	settled atomic.Bool
 
-	mu       sync.Mutex
+	// beating: a heartbeat request is in flight.
+	beating atomic.Bool
+
+	mu sync.Mutex
+	// lastBeat is when the last lease grant or renewal that succeeded was
+	// sent, by the pool's clock: the lease lasts at least LeaseTTL from then.
 	lastBeat time.Time
 	expires  time.Time // the lease's expiry as the store last said
 }
 
-func newAttempt(p *Pool, rec lifecycle.Job, done func()) *attempt {
+// newAttempt starts tracking a claimed job; sent is when the claim request
+// was sent, by the pool's clock (the lease runs from a moment after it).
+func newAttempt(p *Pool, rec lifecycle.Job, sent time.Time, done func()) *attempt {
 	ctx, cancel := context.WithCancelCause(p.base)
-	now := p.clock.Now()
-	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: now, lastBeat: now, done: done}
+	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, lastBeat: sent, done: done}
 	if rec.LeaseExpiresAt != nil {
 		a.expires = *rec.LeaseExpiresAt
 	}
@@ -59,9 +65,25 @@ func (a *attempt) run() {
 	err := callSafely(a.ctx, a.p.mux, a.job)
 	stopWatch()
 	a.p.stats.running.Add(-1)
-	a.p.untrack(a)
-	a.settle(err)
+	// The attempt keeps heartbeating until its outcome is written, so a slow
+	// store cannot let the lease of a finished job expire; the completer
+	// untracks the completions it writes.
+	if !a.settle(err) {
+		a.p.untrack(a)
+	}
 	a.cancel(context.Canceled)
+}
+
+// trustUntil is when this pool stops trusting the lease without news from
+// the store: a quarter of the TTL before the lease can have expired, counted
+// from when the last successful grant or renewal was sent. Past it the
+// handler is cancelled even if a heartbeat request is still hanging, so a
+// stuck store call never lets two owners run the job.
+func (a *attempt) trustUntil() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ttl := a.p.cfg.LeaseTTL
+	return a.lastBeat.Add(ttl - ttl/4)
 }
 
 // watchLimits cancels the handler's context at the earliest of the
@@ -72,10 +94,14 @@ func (a *attempt) watchLimits() (stop func()) {
 	if cause == nil {
 		return func() {}
 	}
+	// The limit is a store time; turn it into a wait on the pool's clock from
+	// the claim (the record's updated_at is the store's time of the claim), so
+	// clocks that disagree do not end an attempt early.
+	wait := at.Sub(a.job.rec.UpdatedAt) - a.p.clock.Now().Sub(a.began)
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-a.p.clock.After(at.Sub(a.p.clock.Now())):
+		case <-a.p.clock.After(wait):
 			a.cancel(cause)
 		case <-done:
 		}

@@ -38,8 +38,9 @@ func newCompleter(p *Pool) *completer {
 	return c
 }
 
-// add queues a's completion. It blocks only while the queue is full.
-func (c *completer) add(a *attempt) {
+// add queues a's completion and reports whether it did. It blocks only
+// while the queue is full.
+func (c *completer) add(a *attempt) bool {
 	result, ptr := a.job.results()
 	cp := completion{a: a, params: store.JobCompleteParams{
 		OwnerParams: a.owner(), Result: result, ResultPtr: ptr, ExecutionMS: a.execMS(),
@@ -49,9 +50,10 @@ func (c *completer) add(a *attempt) {
 	if c.closed {
 		// Only a handler that returned as Stop gave up waiting gets here.
 		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", "job", a.job.rec.ID)
-		return
+		return false
 	}
 	c.in <- cp
+	return true
 }
 
 // close writes what is queued and stops the completer.
@@ -87,8 +89,14 @@ func (c *completer) loop() {
 	}
 }
 
-// flush writes one batch and accounts for each item's outcome.
+// flush writes one batch and accounts for each item's outcome; the
+// attempts stop heartbeating once it is done.
 func (c *completer) flush(batch []completion) {
+	defer func() {
+		for _, cp := range batch {
+			c.p.untrack(cp.a)
+		}
+	}()
 	params := make([]store.JobCompleteParams, len(batch))
 	for i, cp := range batch {
 		params[i] = cp.params

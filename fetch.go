@@ -78,6 +78,7 @@ func (f *fetcher) claim(n int) (int, error) {
 	if len(kinds) == 0 {
 		return 0, nil
 	}
+	sent := f.p.clock.Now()
 	jobs, err := f.p.store.JobClaim(f.p.base, &store.JobClaimParams{
 		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
 		Limit: n, LeaseTTL: f.p.cfg.LeaseTTL, Start: true,
@@ -87,7 +88,7 @@ func (f *fetcher) claim(n int) (int, error) {
 	}
 	for _, rec := range jobs {
 		f.busy.Add(1)
-		a := newAttempt(f.p, rec, f.slotFreed)
+		a := newAttempt(f.p, rec, sent, f.slotFreed)
 		f.p.track(a)
 		f.p.runs.Add(1)
 		f.p.stats.claimed.Add(1)

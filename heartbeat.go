@@ -1,11 +1,17 @@
 package stint
 
-import "github.com/stint-dev/stint/store"
+import (
+	"context"
+
+	"github.com/stint-dev/stint/store"
+)
 
 // heartbeatLoop renews the lease of every running job every LeaseTTL/3. One
-// goroutine serves the whole pool: it wakes every LeaseTTL/6 and renews the
-// leases last renewed at least LeaseTTL/3 ago, so a lease is renewed at most
-// LeaseTTL/2 after the previous renewal, well before it expires. The reply
+// goroutine serves the whole pool: it wakes every LeaseTTL/6 and starts a
+// renewal for each lease last renewed at least LeaseTTL/3 ago, so a lease is
+// renewed at most LeaseTTL/2 after the previous renewal, well before it
+// expires. It is also the watchdog: a job whose lease can no longer be
+// trusted (see attempt.trustUntil) has its handler cancelled. The reply
 // tells whether a cancel was requested, and a stale-lease rejection that the
 // job is gone; either cancels the handler's context (see attempt.observe).
 func (p *Pool) heartbeatLoop() {
@@ -19,12 +25,28 @@ func (p *Pool) heartbeatLoop() {
 		}
 		now := p.clock.Now()
 		for _, a := range p.running() {
-			if a.lost.Load() || a.sinceBeat(now) < every {
+			if a.lost.Load() {
 				continue
 			}
-			if err := a.heartbeat(p.base, nil, ""); err != nil && !store.IsRejection(err) {
-				p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
+			if !now.Before(a.trustUntil()) {
+				a.loseLease("no renewal succeeded in time; the lease may have expired")
+				continue
 			}
+			if a.sinceBeat(now) < every || !a.beating.CompareAndSwap(false, true) {
+				continue
+			}
+			// Each renewal runs on its own, so one slow call delays no other.
+			go p.beat(a)
 		}
+	}
+}
+
+// beat renews one attempt's lease, bounded by the lease TTL.
+func (p *Pool) beat(a *attempt) {
+	defer a.beating.Store(false)
+	ctx, cancel := context.WithTimeout(p.base, p.cfg.LeaseTTL)
+	defer cancel()
+	if err := a.heartbeat(ctx, nil, ""); err != nil && !store.IsRejection(err) {
+		p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
 	}
 }

@@ -18,13 +18,15 @@ const maxMessage = 32 << 10
 // The cause of a cancellation the pool made decides an error return; a nil
 // return completes the job whatever happened, unless the job is known to be
 // no longer ours (the store would reject the report as stale).
-func (a *attempt) settle(err error) {
+//
+// It returns true when the outcome went to the completer, which then
+// untracks the attempt once the completion is written.
+func (a *attempt) settle(err error) bool {
 	if !a.settled.CompareAndSwap(false, true) || a.lost.Load() {
-		return
+		return false
 	}
 	if err == nil {
-		a.p.comp.add(a)
-		return
+		return a.p.comp.add(a)
 	}
 	var cause error
 	if a.ctx.Err() != nil {
@@ -46,6 +48,7 @@ func (a *attempt) settle(err error) {
 	default:
 		a.report(err)
 	}
+	return false
 }
 
 // report carries out the decision of a handler's error.
@@ -99,12 +102,29 @@ func (a *attempt) halt(code, reason string) {
 	_, err := a.p.store.JobHalt(a.background(), &store.JobHaltParams{
 		OwnerParams: a.owner(), ReasonCode: code, Reason: reason, ExecutionMS: a.execMS(),
 	})
-	a.reported("halt", err)
+	if !a.ackIfCancelRequested(err) {
+		a.reported("halt", err)
+	}
 }
 
 func (a *attempt) deadLetter(code string, e *lifecycle.JobError) {
 	_, err := a.p.store.JobDeadLetter(a.background(), &store.JobDeadLetterParams{OwnerParams: a.owner(), ReasonCode: code, Error: e})
-	a.reported("dead_letter", err)
+	if !a.ackIfCancelRequested(err) {
+		a.reported("dead_letter", err)
+	}
+}
+
+// ackIfCancelRequested acknowledges the cancel when a report was refused
+// because a cancel was requested meanwhile (halt and dead_letter have no row
+// from cancel_requested): the job ends cancelled now, not at the cancel
+// deadline. It reports whether it did.
+func (a *attempt) ackIfCancelRequested(err error) bool {
+	var le *lifecycle.Error
+	if !errors.As(err, &le) || !errors.Is(err, store.ErrInvalidTransition) || le.State != lifecycle.CancelRequested {
+		return false
+	}
+	a.ackCancel()
+	return true
 }
 
 func (a *attempt) ackCancel() {
