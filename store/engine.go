@@ -213,16 +213,18 @@ func (e *engine) one(ctx context.Context, id string, cmd lifecycle.Command, expe
 	}
 	var out lifecycle.Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
-		t, err := now(ctx, tx, at)
-		if err != nil {
-			return err
-		}
+		// Lock first, then read the time: a lease is judged at a moment after
+		// any wait for the row.
 		jobs, err := tx.JobGet(ctx, []string{id})
 		if err != nil {
 			return err
 		}
 		if len(jobs) == 0 {
 			return notFound(id)
+		}
+		t, err := now(ctx, tx, at)
+		if err != nil {
+			return err
 		}
 		out, err = e.step(ctx, tx, b, jobs[0], cmd, expected, t)
 		return err

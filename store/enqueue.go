@@ -98,16 +98,30 @@ func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]
 		}
 		return ids, nil, nil
 	}
-	for i := range ids {
-		ids[i] = uuid.NewSHA1(requestNS, fmt.Appendf(nil, "%s\x00%d", p.RequestID, i)).String()
+	for i, spec := range p.Jobs {
+		// Scoped by tenant and producer, so two of them never share jobs.
+		ids[i] = uuid.NewSHA1(requestNS, fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", spec.Tenant, p.ActorID, p.RequestID, i)).String()
 	}
 	found, err := tx.JobGet(ctx, ids)
-	if err != nil {
-		return nil, nil, err
+	if err != nil || len(found) == 0 {
+		return ids, nil, err
 	}
 	existing := make(map[string]lifecycle.Job, len(found))
 	for _, j := range found {
 		existing[j.ID] = j
+	}
+	// The same request id must mean the same request: a job it made must
+	// have the kind and queue asked for again.
+	for i, spec := range p.Jobs {
+		j, ok := existing[ids[i]]
+		queue := spec.Queue
+		if queue == "" {
+			queue = lifecycle.DefaultQueue
+		}
+		if ok && (j.Kind != spec.Kind || j.Queue != queue) {
+			return nil, nil, &lifecycle.Error{Kind: ErrRequestConflict, Op: lifecycle.OpEnqueue,
+				Msg: fmt.Sprintf("request id %q was already used for a different enqueue (job %d of the batch differs); use a new request id for a new request", p.RequestID, i)}
+		}
 	}
 	return ids, existing, nil
 }

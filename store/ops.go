@@ -111,11 +111,11 @@ func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Res
 	var out []Result
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]Result, len(ps))
-		t, err := now(ctx, tx, ps[0].Now)
+		jobs, err := tx.JobGet(ctx, ids)
 		if err != nil {
 			return err
 		}
-		jobs, err := tx.JobGet(ctx, ids)
+		t, err := now(ctx, tx, ps[0].Now) // after the locks: see one
 		if err != nil {
 			return err
 		}

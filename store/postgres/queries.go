@@ -12,7 +12,9 @@ import "github.com/jackc/pgx/v5"
 const terminalStates = `('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied')`
 
 const (
-	qNow = `SELECT now()`
+	// qNow is the database's clock when first asked in a transaction (the
+	// engine asks after locking the rows it changes), the same for every node.
+	qNow = `SELECT statement_timestamp()`
 
 	// qXactID is the transaction's id, or 0 when it has written nothing.
 	qXactID = `SELECT coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`

@@ -34,8 +34,8 @@ func newTx(pg pgx.Tx, opts Options, write bool) *tx {
 	return &tx{pg: pg, channel: opts.channel(), notify: !opts.DisableNotify, write: write}
 }
 
-// Now returns the database's now(): the start of the transaction, the same
-// for every node sharing the database.
+// Now returns the database's clock (statement_timestamp) the first time it is
+// asked in the transaction, the same for every node sharing the database.
 func (t *tx) Now(ctx context.Context) (time.Time, error) {
 	if t.now.IsZero() {
 		if err := t.pg.QueryRow(ctx, qNow).Scan(&t.now); err != nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -99,6 +100,7 @@ func testIdempotency(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("reuse_request_id_for_another_op/pairs", func(t *testing.T) { t.Parallel(); testRequestConflictPairs(t, newStore) })
 	t.Run("request_ids_are_per_job", func(t *testing.T) { t.Parallel(); testRequestPerJob(t, newStore) })
 	t.Run("repeat_enqueue_request_id", func(t *testing.T) { t.Parallel(); testRepeatEnqueue(t, newStore) })
+	t.Run("enqueue_request_id_scope", func(t *testing.T) { t.Parallel(); testEnqueueRequestScope(t, newStore) })
 	t.Run("repeat_without_request_id", func(t *testing.T) { t.Parallel(); testRepeatWithoutRequest(t, newStore) })
 	t.Run("expected_rev_matches", func(t *testing.T) { t.Parallel(); testExpectedRevMatches(t, newStore) })
 }
@@ -216,6 +218,41 @@ func testRepeatEnqueue(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	if after := h.census(); after != count {
 		t.Errorf("the repeated enqueue wrote: the store went from %+v to %+v", count, after)
+	}
+}
+
+// testEnqueueRequestScope: an enqueue request id belongs to one tenant and
+// one producer (another's same id makes its own job), and reusing it for a
+// different job is ErrRequestConflict and writes nothing.
+func testEnqueueRequestScope(t *testing.T, newStore func(*testing.T) store.Store) {
+	h := newHarness(t, newStore)
+	at := h.tick()
+	acme, globex := h.spec(*at), h.spec(*at)
+	acme.Tenant, globex.Tenant = "acme", "globex"
+	enq := func(spec lifecycle.Spec, actor string) ([]store.EnqueueResult, error) {
+		return h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: actor, RequestID: "r-1", Now: h.tick()})
+	}
+	a, err := enq(acme, "p1")
+	if err != nil {
+		t.Fatalf("enqueue for acme: %v", err)
+	}
+	for _, c := range []struct {
+		spec  lifecycle.Spec
+		actor string
+	}{{globex, "p1"}, {acme, "p2"}} {
+		g, err := enq(c.spec, c.actor)
+		if err != nil || g[0].Existing || g[0].Job.ID == a[0].Job.ID {
+			t.Fatalf("tenant %s, producer %s, same request id: %+v, %v; want a new job of its own", c.spec.Tenant, c.actor, g, err)
+		}
+	}
+	count := h.census()
+	other := acme
+	other.Kind = acme.Kind + "-other"
+	if _, err := enq(other, "p1"); !errors.Is(err, store.ErrRequestConflict) {
+		t.Fatalf("request id reused for another kind: %v, want ErrRequestConflict", err)
+	}
+	if after := h.census(); after != count {
+		t.Errorf("the refused enqueue wrote: the store went from %+v to %+v", count, after)
 	}
 }
 

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -73,12 +74,26 @@ func (mc *machine) enqueue(t *rapid.T) {
 			return
 		}
 	}
+	// A request id names one request of one producer and tenant: asking it
+	// again for another kind or queue at the same place is a conflict.
+	for i, spec := range specs {
+		id, ok := mc.m.enqueued[rid+"\x00"+spec.Tenant][i]
+		if !ok || rid == "" || mc.m.jobs[id].Tenant != spec.Tenant {
+			continue
+		}
+		if j := mc.m.jobs[id]; j.Kind != spec.Kind || j.Queue != cmp.Or(spec.Queue, lifecycle.DefaultQueue) {
+			if p := rejectionProblem(err, store.ErrRequestConflict); p != "" {
+				t.Fatalf("enqueue %d reuses request %q for another job: %s", i, rid, p)
+			}
+			return
+		}
+	}
 	if err != nil || len(res) != len(specs) {
 		t.Fatalf("enqueue: %d results for %d specs, err %v", len(res), len(specs), err)
 	}
 	batch := map[[2]string]lifecycle.Job{}
 	for i, spec := range specs {
-		if id, ok := mc.m.enqueued[rid][i]; ok && rid != "" {
+		if id, ok := mc.m.enqueued[rid+"\x00"+spec.Tenant][i]; ok && rid != "" && mc.m.jobs[id].Tenant == spec.Tenant {
 			if !res[i].Existing || !sameJob(res[i].Job, mc.m.jobs[id]) {
 				t.Fatalf("enqueue %d repeats request %q: existing=%v %s, want the job it made %s", i, rid, res[i].Existing, asJSON(res[i].Job), asJSON(mc.m.jobs[id]))
 			}
@@ -110,10 +125,10 @@ func (mc *machine) enqueue(t *rapid.T) {
 		}
 		mc.m.commit(outcome{job: s.Job, evs: []lifecycle.Event{*s.Event}})
 		if rid != "" {
-			if mc.m.enqueued[rid] == nil {
-				mc.m.enqueued[rid] = map[int]string{}
+			if mc.m.enqueued[rid+"\x00"+spec.Tenant] == nil {
+				mc.m.enqueued[rid+"\x00"+spec.Tenant] = map[int]string{}
 			}
-			mc.m.enqueued[rid][i] = id
+			mc.m.enqueued[rid+"\x00"+spec.Tenant][i] = id
 		}
 		if spec.DedupeKey != "" && !s.Job.State.Terminal() {
 			batch[k] = s.Job
