@@ -20,8 +20,11 @@ type attempt struct {
 	job    *Job
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	began  time.Time // by the pool's clock
-	done   func()    // frees the fetcher's slot
+	began  time.Time // the claim was sent, by the pool's clock
+	// claimed is when the claim's reply arrived, by the pool's clock: at or
+	// after the store's time of the claim (the record's updated_at).
+	claimed time.Time
+	done    func() // frees the fetcher's slot
 
 	// lost: the job is no longer ours (lease gone, or the store already
 	// finished it): report nothing.
@@ -44,7 +47,7 @@ type attempt struct {
 // was sent, by the pool's clock (the lease runs from a moment after it).
 func newAttempt(p *Pool, rec lifecycle.Job, sent time.Time, done func()) *attempt {
 	ctx, cancel := context.WithCancelCause(p.base)
-	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, lastBeat: sent, done: done}
+	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, claimed: p.clock.Now(), lastBeat: sent, done: done}
 	if rec.LeaseExpiresAt != nil {
 		a.expires = *rec.LeaseExpiresAt
 	}
@@ -94,10 +97,11 @@ func (a *attempt) watchLimits() (stop func()) {
 	if cause == nil {
 		return func() {}
 	}
-	// The limit is a store time; turn it into a wait on the pool's clock from
-	// the claim (the record's updated_at is the store's time of the claim), so
-	// clocks that disagree do not end an attempt early.
-	wait := at.Sub(a.job.rec.UpdatedAt) - a.p.clock.Now().Sub(a.began)
+	// The limit is a store time; turn it into a wait on the pool's clock
+	// counted from the claim's reply (the record's updated_at is the store's
+	// time of the claim), so the limit fires at or after it passes by the
+	// store's clock, never before, whatever the two clocks read.
+	wait := at.Sub(a.job.rec.UpdatedAt) - a.p.clock.Now().Sub(a.claimed)
 	done := make(chan struct{})
 	go func() {
 		select {
