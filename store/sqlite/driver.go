@@ -30,6 +30,8 @@ type Driver struct {
 	wstmts *stmtCache
 	rstmts *stmtCache
 	clock  clock.Clock
+	// applied names the migrations Open applied.
+	applied []string
 }
 
 var _ store.Driver = (*Driver)(nil)
@@ -66,7 +68,7 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 		d.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if _, err := d.Migrate(ctx); err != nil {
+	if d.applied, err = d.Migrate(ctx); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -80,6 +82,10 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 	}
 	return d, nil
 }
+
+// Applied returns the names of the migrations Open applied, in order:
+// none when the file was already up to date.
+func (d *Driver) Applied() []string { return append([]string(nil), d.applied...) }
 
 // OpenStore opens the database at path and returns a Store on it.
 func OpenStore(ctx context.Context, path string, opts Options) (store.Store, error) {
