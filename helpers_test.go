@@ -12,6 +12,7 @@ import (
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/stinttest"
 	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/store/postgres/pgtest"
 	"github.com/stint-dev/stint/store/sqlite"
@@ -109,21 +110,7 @@ func (e *env) config() stint.Config {
 // start starts a pool with mux and cfg, stopped at cleanup.
 func (e *env) start(mux *stint.Mux, cfg stint.Config) *stint.Pool {
 	e.t.Helper()
-	p, err := stint.NewPool(e.s, mux, cfg)
-	if err != nil {
-		e.t.Fatalf("new pool: %v", err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		e.t.Fatalf("start pool: %v", err)
-	}
-	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), patience)
-		defer cancel()
-		if err := p.Stop(ctx); err != nil {
-			e.t.Errorf("stop pool: %v", err)
-		}
-	})
-	return p
+	return stinttest.StartPool(e.t, e.s, mux, cfg)
 }
 
 func (e *env) enqueue(spec stint.Spec) stint.JobRecord {

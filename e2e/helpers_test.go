@@ -19,6 +19,7 @@ import (
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/maintenance"
+	"github.com/stint-dev/stint/stinttest"
 	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/store/postgres"
 	"github.com/stint-dev/stint/store/postgres/pgtest"
@@ -203,21 +204,7 @@ func (e *env) startPool(cfg stint.Config, kind string, h stint.HandlerFunc) *sti
 	e.t.Helper()
 	mux := stint.NewMux()
 	mux.Handle(kind, h)
-	p, err := stint.NewPool(e.s, mux, cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), patience)
-		defer cancel()
-		if err := p.Stop(ctx); err != nil {
-			e.t.Errorf("stop pool %s: %v", cfg.WorkerID, err)
-		}
-	})
-	return p
+	return stinttest.StartPool(e.t, e.s, mux, cfg)
 }
 
 func (e *env) enqueue(spec stint.Spec) stint.JobRecord {

@@ -110,6 +110,34 @@ func Drain(t testing.TB, s store.Store, mux *stint.Mux) stint.PoolStats {
 	})
 }
 
+// StartPool starts a pool on s running mux with cfg, and stops it when the
+// test ends, failing the test if it cannot stop within Patience.
+func StartPool(t testing.TB, s store.Store, mux *stint.Mux, cfg stint.Config) *stint.Pool {
+	t.Helper()
+	p, stop := startPool(t, s, mux, cfg)
+	t.Cleanup(stop)
+	return p
+}
+
+// startPool starts a pool and returns it with the function that stops it.
+func startPool(t testing.TB, s store.Store, mux *stint.Mux, cfg stint.Config) (*stint.Pool, func()) {
+	t.Helper()
+	p, err := stint.NewPool(s, mux, cfg)
+	if err != nil {
+		t.Fatalf("stinttest: %v", err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatalf("stinttest: %v", err)
+	}
+	return p, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), Patience)
+		defer cancel()
+		if err := p.Stop(ctx); err != nil {
+			t.Errorf("stinttest: stop pool %s: %v", cfg.WorkerID, err)
+		}
+	}
+}
+
 func busy(s stint.State) bool {
 	return s == stint.Queued || s == stint.Claimed || s == stint.Running || s == stint.CancelRequested
 }
@@ -121,20 +149,7 @@ func run(t testing.TB, s store.Store, mux *stint.Mux, queues []string, done func
 	for _, q := range queues {
 		qs[q] = stint.DefaultMaxWorkers
 	}
-	p, err := stint.NewPool(s, mux, stint.Config{Queues: qs, WorkerID: "stinttest", Logger: testLogger(t)})
-	if err != nil {
-		t.Fatalf("stinttest: %v", err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatalf("stinttest: %v", err)
-	}
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), Patience)
-		defer cancel()
-		if err := p.Stop(ctx); err != nil {
-			t.Errorf("stinttest: stop the pool: %v", err)
-		}
-	}
+	p, stop := startPool(t, s, mux, stint.Config{Queues: qs, WorkerID: "stinttest", Logger: testLogger(t)})
 	deadline := time.Now().Add(Patience)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
