@@ -59,8 +59,9 @@ type Tx interface {
 
 	// ProvenanceInsert records terminal jobs.
 	ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error
-	// ProvenanceGet returns a job's provenance record, if any.
-	ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provenance, bool, error)
+	// ProvenanceGet returns the provenance records of the given jobs that
+	// have one, in any order.
+	ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error)
 
 	// Notify tells waiting claimers, after commit, that jobs became available
 	// in queues. At most one notification per queue per transaction.

@@ -64,14 +64,14 @@ func (e *engine) JobEvents(ctx context.Context, id string) ([]Event, error) {
 func (e *engine) JobProvenance(ctx context.Context, id string) (Provenance, error) {
 	var out Provenance
 	err := e.d.Read(ctx, func(tx Tx) error {
-		p, ok, err := tx.ProvenanceGet(ctx, id)
+		ps, err := tx.ProvenanceGet(ctx, []string{id})
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if len(ps) == 0 {
 			return &lifecycle.Error{Kind: ErrNotFound, JobID: id, Msg: "no provenance record: the job is not terminal, or does not exist"}
 		}
-		out = p
+		out = ps[0]
 		return nil
 	})
 	return out, err
@@ -94,16 +94,20 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 				return err
 			}
 			ids := make([]string, len(jobs))
+			var terminal []string
 			for i, j := range jobs {
 				ids[i] = j.ID
 				if j.State.Terminal() {
-					pr, ok, err := tx.ProvenanceGet(ctx, j.ID)
-					if err != nil {
-						return err
-					}
-					if ok {
-						provs[j.ID] = pr
-					}
+					terminal = append(terminal, j.ID)
+				}
+			}
+			if len(terminal) > 0 {
+				prs, err := tx.ProvenanceGet(ctx, terminal)
+				if err != nil {
+					return err
+				}
+				for _, pr := range prs {
+					provs[pr.JobID] = pr
 				}
 			}
 			events, err = tx.EventList(ctx, ids)

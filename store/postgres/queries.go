@@ -111,7 +111,7 @@ INSERT INTO job_provenance (job_id, final_state, doc)
 SELECT job_id, final_state, doc::json
 FROM unnest($1::text[], $2::text[], $3::text[]) AS u(job_id, final_state, doc)`
 
-	qProvenanceGet = `SELECT doc FROM job_provenance WHERE job_id = $1`
+	qProvenanceGet = `SELECT doc FROM job_provenance WHERE job_id = ANY($1::text[])`
 
 	// qNotify sends one notification per queue named in $2.
 	qNotify = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`

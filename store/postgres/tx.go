@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -232,20 +231,26 @@ func (t *tx) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) 
 	return nil
 }
 
-func (t *tx) ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provenance, bool, error) {
-	var doc []byte
-	err := t.pg.QueryRow(ctx, qProvenanceGet, jobID).Scan(&doc)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lifecycle.Provenance{}, false, nil
-	}
+func (t *tx) ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error) {
+	rows, err := t.pg.Query(ctx, qProvenanceGet, jobIDs)
 	if err != nil {
-		return lifecycle.Provenance{}, false, fmt.Errorf("postgres: read provenance of job %s: %w", jobID, err)
+		return nil, fmt.Errorf("postgres: read provenance: %w", err)
 	}
-	var p lifecycle.Provenance
-	if err := json.Unmarshal(doc, &p); err != nil {
-		return lifecycle.Provenance{}, false, fmt.Errorf("postgres: decode provenance of job %s: %w", jobID, err)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lifecycle.Provenance, error) {
+		var doc []byte
+		var p lifecycle.Provenance
+		if err := row.Scan(&doc); err != nil {
+			return p, err
+		}
+		if err := json.Unmarshal(doc, &p); err != nil {
+			return p, fmt.Errorf("postgres: decode provenance: %w", err)
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read provenance: %w", err)
 	}
-	return p, true, nil
+	return out, nil
 }
 
 // learnXactID reads the transaction's id before COMMIT when a statement

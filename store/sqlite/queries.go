@@ -44,7 +44,7 @@ const (
 	qEventList      = `SELECT id, doc FROM job_events WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, rev`
 
 	qProvenanceInsert = `INSERT INTO job_provenance (job_id, final_state, doc) VALUES (?, ?, ?)`
-	qProvenanceGet    = `SELECT doc FROM job_provenance WHERE job_id = ?`
+	qProvenanceGet    = `SELECT doc FROM job_provenance WHERE job_id IN (SELECT value FROM json_each(?))`
 )
 
 const (

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -271,20 +270,18 @@ func (t *txn) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance)
 	return nil
 }
 
-func (t *txn) ProvenanceGet(ctx context.Context, jobID string) (lifecycle.Provenance, bool, error) {
-	var doc []byte
-	err := t.tx.QueryRowContext(ctx, qProvenanceGet, jobID).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return lifecycle.Provenance{}, false, nil
-	}
-	if err != nil {
-		return lifecycle.Provenance{}, false, err
-	}
-	var p lifecycle.Provenance
-	if err := json.Unmarshal(doc, &p); err != nil {
-		return p, false, fmt.Errorf("sqlite: a provenance row holds unreadable JSON: %w", err)
-	}
-	return p, true, nil
+func (t *txn) ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error) {
+	return collect(ctx, t, qProvenanceGet, func(rows *sql.Rows) (lifecycle.Provenance, error) {
+		var doc []byte
+		var p lifecycle.Provenance
+		if err := rows.Scan(&doc); err != nil {
+			return p, err
+		}
+		if err := json.Unmarshal(doc, &p); err != nil {
+			return p, fmt.Errorf("sqlite: a provenance row holds unreadable JSON: %w", err)
+		}
+		return p, nil
+	}, jsonList(jobIDs))
 }
 
 // Notify does nothing: SQLite serves one process, whose store wakes its own
