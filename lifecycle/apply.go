@@ -374,6 +374,7 @@ func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	}
 	if next.State.Terminal() {
 		next.FinishedAt = &now
+		next.ResultDigest = ResultDigest(next.Result, next.ResultPtr)
 		if next.StartedAt != nil {
 			next.Usage.RuntimeMS = now.Sub(*next.StartedAt).Milliseconds()
 		}

@@ -40,7 +40,11 @@ type Job struct {
 
 	State   State `json:"state"`
 	Attempt int   `json:"attempt"`
-	Rev     int64 `json:"rev"`
+	// Failures counts the attempts that ended in failure, timeout or lease
+	// loss; the retry budget (max_attempts) counts these, never an attempt
+	// its owner released on a graceful stop.
+	Failures int   `json:"failures,omitempty"`
+	Rev      int64 `json:"rev"`
 	// RunAt is when the job is (or was) due: its first attempt, or its next retry.
 	RunAt time.Time `json:"run_at"`
 
@@ -65,18 +69,25 @@ type Job struct {
 	Phase      string          `json:"phase,omitempty"`
 	Usage      Usage           `json:"usage"`
 
-	Result      json.RawMessage `json:"result,omitempty"`
-	ResultPtr   string          `json:"result_ptr,omitempty"`
-	Error       *JobError       `json:"error,omitempty"`
-	LastError   *JobError       `json:"last_error,omitempty"`
-	ReasonCode  string          `json:"reason_code,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	ExecutionMS int64           `json:"execution_ms,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	ResultPtr string          `json:"result_ptr,omitempty"`
+	// ResultDigest is set once, by the transition into a terminal state: the
+	// sha256 of result and result_ptr ("sha256:<hex>"), or empty when there
+	// is neither. It is the job's provenance digest (LI-4).
+	ResultDigest string    `json:"result_digest,omitempty"`
+	Error        *JobError `json:"error,omitempty"`
+	LastError    *JobError `json:"last_error,omitempty"`
+	ReasonCode   string    `json:"reason_code,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	ExecutionMS  int64     `json:"execution_ms,omitempty"`
 
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	StartedAt  *time.Time `json:"started_at,omitempty"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// AttemptStartedAt is when the current (or last) attempt started; usage
+	// runtime adds up the time attempts actually ran.
+	AttemptStartedAt *time.Time `json:"attempt_started_at,omitempty"`
+	FinishedAt       *time.Time `json:"finished_at,omitempty"`
 }
 
 // JobError is an error recorded on a job: a machine-readable code and a
@@ -128,7 +139,7 @@ func (j Job) Clone() Job {
 	c.Error = cloneErr(j.Error)
 	c.LastError = cloneErr(j.LastError)
 	for _, p := range []**time.Time{&c.Deadline, &c.LeaseExpiresAt, &c.TimeoutAt, &c.CancelDeadline,
-		&c.LastLeaseExpiresAt, &c.StartedAt, &c.FinishedAt} {
+		&c.LastLeaseExpiresAt, &c.StartedAt, &c.AttemptStartedAt, &c.FinishedAt} {
 		if *p != nil {
 			t := **p
 			*p = &t

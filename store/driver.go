@@ -56,17 +56,28 @@ type Tx interface {
 	EventByRequest(ctx context.Context, jobID, requestID string) (lifecycle.Event, bool, error)
 	// EventList returns the events of the given jobs ordered by job, then rev.
 	EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event, error)
+	// EventJobsByRequest returns the ids of the jobs that have an event of
+	// type typ with the given request id (a retried claim finds its jobs).
+	EventJobsByRequest(ctx context.Context, requestID string, typ lifecycle.EventType) ([]string, error)
 
-	// ProvenanceInsert records terminal jobs.
-	ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error
-	// ProvenanceGet returns the provenance records of the given jobs that
-	// have one, in any order.
-	ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error)
-
-	// Notify tells waiting claimers, after commit, that jobs became available
-	// in queues. At most one notification per queue per transaction.
-	Notify(ctx context.Context, queues []string) error
+	// Notify tells waiting workers, after commit, what the transaction did:
+	// queues that gained claimable jobs, and jobs whose lease changed under
+	// their owner. At most one notification per queue per transaction.
+	Notify(ctx context.Context, n Notice) error
 }
+
+// Notice is what a commit tells the workers waiting on it.
+type Notice struct {
+	// Queues gained claimable jobs.
+	Queues []string
+	// Jobs had their lease changed under their owner: a cancel was requested,
+	// the lease was revoked (hard cancel, timeout, deadline, expiry). Their
+	// owners should look at them now rather than at the next heartbeat.
+	Jobs []string
+}
+
+// Empty reports whether n says nothing.
+func (n Notice) Empty() bool { return len(n.Queues) == 0 && len(n.Jobs) == 0 }
 
 // ClaimQuery selects claimable jobs.
 type ClaimQuery struct {

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -87,7 +85,6 @@ type batch struct {
 	inserts []lifecycle.Job
 	updates []JobUpdate
 	events  []lifecycle.Event
-	provs   []lifecycle.Provenance
 	queues  []string
 }
 
@@ -102,9 +99,6 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev})
 	}
 	b.events = append(b.events, *s.Event)
-	if s.Job.State.Terminal() {
-		b.provs = append(b.provs, provenance(s.Job))
-	}
 	if s.Job.State == lifecycle.Queued {
 		b.wake(s.Job.Queue)
 	}
@@ -137,13 +131,8 @@ func (b *batch) flush(ctx context.Context, tx Tx) error {
 			return err
 		}
 	}
-	if len(b.provs) > 0 {
-		if err := tx.ProvenanceInsert(ctx, b.provs); err != nil {
-			return err
-		}
-	}
-	if len(b.queues) > 0 {
-		return tx.Notify(ctx, b.queues)
+	if n := (Notice{Queues: b.queues}); !n.Empty() {
+		return tx.Notify(ctx, n)
 	}
 	return nil
 }
@@ -160,21 +149,6 @@ func collapse(us []JobUpdate) []JobUpdate {
 		out = append(out, u)
 	}
 	return out
-}
-
-func provenance(j lifecycle.Job) lifecycle.Provenance {
-	p := lifecycle.Provenance{
-		JobID: j.ID, FinalState: j.State, Attempts: j.Attempt, LastOwner: j.LastOwner,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, Events: j.Rev,
-	}
-	if j.FinishedAt != nil {
-		p.FinishedAt = *j.FinishedAt
-	}
-	if j.Result != nil || j.ResultPtr != "" {
-		sum := sha256.Sum256(append(append([]byte(nil), j.Result...), j.ResultPtr...))
-		p.ResultDigest = "sha256:" + hex.EncodeToString(sum[:])
-	}
-	return p
 }
 
 // step applies cmd to job, honouring request-id idempotency and an expected

@@ -62,19 +62,15 @@ func (e *engine) JobEvents(ctx context.Context, id string) ([]Event, error) {
 }
 
 func (e *engine) JobProvenance(ctx context.Context, id string) (Provenance, error) {
-	var out Provenance
-	err := e.d.Read(ctx, func(tx Tx) error {
-		ps, err := tx.ProvenanceGet(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		if len(ps) == 0 {
-			return &lifecycle.Error{Kind: ErrNotFound, JobID: id, Msg: "no provenance record: the job is not terminal, or does not exist"}
-		}
-		out = ps[0]
-		return nil
-	})
-	return out, err
+	j, err := e.JobGet(ctx, id)
+	if err != nil {
+		return Provenance{}, err
+	}
+	p, ok := lifecycle.ProvenanceOf(j)
+	if !ok {
+		return Provenance{}, &lifecycle.Error{Kind: ErrNotFound, JobID: id, Msg: "no provenance record: the job is " + string(j.State) + ", not terminal; it gets one when it ends"}
+	}
+	return p, nil
 }
 
 // verifyPage is how many jobs Verify reads per transaction.
@@ -87,28 +83,14 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 	for {
 		var jobs []Job
 		var events []Event
-		provs := map[string]Provenance{}
 		err := e.d.Read(ctx, func(tx Tx) error {
 			var err error
 			if jobs, err = tx.JobList(ctx, JobListParams{AfterID: after, Limit: verifyPage}); err != nil || len(jobs) == 0 {
 				return err
 			}
 			ids := make([]string, len(jobs))
-			var terminal []string
 			for i, j := range jobs {
 				ids[i] = j.ID
-				if j.State.Terminal() {
-					terminal = append(terminal, j.ID)
-				}
-			}
-			if len(terminal) > 0 {
-				prs, err := tx.ProvenanceGet(ctx, terminal)
-				if err != nil {
-					return err
-				}
-				for _, pr := range prs {
-					provs[pr.JobID] = pr
-				}
 			}
 			events, err = tx.EventList(ctx, ids)
 			return err
@@ -126,7 +108,7 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 		rep.Events += len(events)
 		for _, j := range jobs {
 			rep.Jobs++
-			if problem := verifyJob(j, byJob[j.ID], provs); problem != "" {
+			if problem := verifyJob(j, byJob[j.ID]); problem != "" {
 				f := Finding{JobID: j.ID, Problem: problem}
 				rep.Findings = append(rep.Findings, f)
 				if p != nil && p.OnFinding != nil {
@@ -138,20 +120,15 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 	}
 }
 
-func verifyJob(j Job, events []Event, provs map[string]Provenance) string {
+func verifyJob(j Job, events []Event) string {
 	if err := lifecycle.Verify(j, events); err != nil {
 		return err.Error()
 	}
 	if !j.State.Terminal() {
 		return ""
 	}
-	pr, ok := provs[j.ID]
-	switch {
-	case !ok:
-		return "terminal job has no provenance record (LI-4)"
-	case pr.FinalState != j.State || pr.Attempts != j.Attempt || pr.Events != j.Rev:
-		return fmt.Sprintf("provenance says %s after %d attempts and %d events; the job says %s, %d attempts, rev %d",
-			pr.FinalState, pr.Attempts, pr.Events, j.State, j.Attempt, j.Rev)
+	if want := lifecycle.ResultDigest(j.Result, j.ResultPtr); j.ResultDigest != want {
+		return fmt.Sprintf("provenance digest %q does not match the result (%q) (LI-4)", j.ResultDigest, want)
 	}
 	return ""
 }

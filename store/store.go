@@ -120,7 +120,12 @@ type JobClaimParams struct {
 	// Start also starts each claimed job (claimed → running) in the same
 	// transaction: the in-process pool claims and starts in one step.
 	Start bool
-	Now   *time.Time
+	// RequestID makes the claim retryable: the same request id again (after
+	// a lost reply or an uncertain commit) returns the jobs the first call
+	// leased that are still held under those leases, and claims nothing new.
+	// Optional.
+	RequestID string
+	Now       *time.Time
 }
 
 // OwnerParams identify an owner operation: the job, the lease presented, and
@@ -164,8 +169,11 @@ type JobCompleteParams struct {
 type JobFailParams struct {
 	OwnerParams
 	Error lifecycle.JobError
-	// RetryAt overrides the backoff (a handler's retry-after).
-	RetryAt     *time.Time
+	// RetryAt overrides the backoff (a handler's retry-after) with a time.
+	RetryAt *time.Time
+	// RetryAfter overrides the backoff with a delay, resolved on the store's
+	// clock (never the worker's). Ignored when RetryAt is set.
+	RetryAfter  time.Duration
 	Backoff     lifecycle.Backoff
 	ExecutionMS int64
 }

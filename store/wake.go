@@ -5,12 +5,12 @@ import (
 	"sync"
 )
 
-// Listener is implemented by drivers that hear other processes' wake-ups
-// (PostgreSQL's LISTEN). Listen delivers queue names until ctx ends; a
-// driver reconnects on its own and may drop notifications, since claimers
-// also poll.
+// Listener is implemented by drivers that hear other processes' notices
+// (PostgreSQL's LISTEN). Listen delivers them until ctx ends; a driver
+// reconnects on its own and may drop notifications, since claimers also poll
+// and owners also heartbeat.
 type Listener interface {
-	Listen(ctx context.Context, deliver func(queue string)) error
+	Listen(ctx context.Context, deliver func(Notice)) error
 }
 
 // broker fans wake-ups out to the subscribers in this process: those this
@@ -29,7 +29,7 @@ func (b *broker) listen(l Listener) {
 	b.cancel, b.done = cancel, make(chan struct{})
 	go func() {
 		defer close(b.done)
-		_ = l.Listen(ctx, func(q string) { b.publish([]string{q}) })
+		_ = l.Listen(ctx, func(n Notice) { b.publish(n.Queues) })
 	}()
 }
 

@@ -3,9 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/stint-dev/stint/store"
 )
 
 // channelPrefix starts the name of the notification channel; the schema
@@ -18,22 +21,33 @@ const (
 	listenRetryMax  = 5 * time.Second
 )
 
+// Payload prefixes of a notification: a queue that gained claimable jobs,
+// or a job whose lease changed under its owner.
+const (
+	queuePrefix = "q:"
+	jobPrefix   = "j:"
+)
+
 // Notify sends, at commit, one notification per queue not yet notified in
-// this transaction. A notification per row would serialize commits on
-// PostgreSQL's notification queue lock and cap enqueue throughput.
-func (t *tx) Notify(ctx context.Context, queues []string) error {
+// this transaction, and one per job. A notification per enqueued row would
+// serialize commits on PostgreSQL's notification queue lock and cap enqueue
+// throughput.
+func (t *tx) Notify(ctx context.Context, n store.Notice) error {
 	if !t.notify {
 		return nil
 	}
 	var fresh []string
-	for _, q := range queues {
+	for _, q := range n.Queues {
 		if !t.notified[q] {
 			if t.notified == nil {
 				t.notified = map[string]bool{}
 			}
 			t.notified[q] = true
-			fresh = append(fresh, q)
+			fresh = append(fresh, queuePrefix+q)
 		}
+	}
+	for _, id := range n.Jobs {
+		fresh = append(fresh, jobPrefix+id)
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -48,7 +62,7 @@ func (t *tx) Notify(ctx context.Context, queues []string) error {
 // over a connection of its own, until ctx ends. When the connection fails it
 // reconnects with backoff; notifications sent meanwhile are lost, which
 // claimers make up for by polling. With DisableNotify it returns at once.
-func (d *Driver) Listen(ctx context.Context, deliver func(queue string)) error {
+func (d *Driver) Listen(ctx context.Context, deliver func(store.Notice)) error {
 	if d.opts.DisableNotify {
 		return nil
 	}
@@ -75,7 +89,7 @@ func (d *Driver) Listen(ctx context.Context, deliver func(queue string)) error {
 
 // listenOnce connects, listens and delivers until the connection fails or
 // ctx ends. connected tells whether LISTEN took effect.
-func (d *Driver) listenOnce(ctx context.Context, deliver func(string)) (connected bool, err error) {
+func (d *Driver) listenOnce(ctx context.Context, deliver func(store.Notice)) (connected bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
 	if err != nil {
 		return false, err
@@ -93,6 +107,11 @@ func (d *Driver) listenOnce(ctx context.Context, deliver func(string)) (connecte
 		if err != nil {
 			return true, err
 		}
-		deliver(n.Payload)
+		switch {
+		case strings.HasPrefix(n.Payload, queuePrefix):
+			deliver(store.Notice{Queues: []string{strings.TrimPrefix(n.Payload, queuePrefix)}})
+		case strings.HasPrefix(n.Payload, jobPrefix):
+			deliver(store.Notice{Jobs: []string{strings.TrimPrefix(n.Payload, jobPrefix)}})
+		}
 	}
 }

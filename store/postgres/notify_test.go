@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func nextNotification(t *testing.T, conn *pgx.Conn) string {
 	if err != nil {
 		t.Fatalf("waiting for a notification: %v", err)
 	}
-	return n.Payload
+	return strings.TrimPrefix(n.Payload, "q:") // queue notices start with "q:"
 }
 
 // A commit sends one notification per queue that gained claimable jobs,

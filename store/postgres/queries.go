@@ -106,15 +106,10 @@ SELECT pg_current_xact_id()::text::bigint`
 	qEventByRequest = `SELECT id, doc FROM job_events WHERE job_id = $1 AND request_id = $2 AND request_id <> '' ORDER BY rev LIMIT 1`
 	qEventList      = `SELECT id, doc FROM job_events WHERE job_id = ANY($1::text[]) ORDER BY job_id, rev`
 
-	qProvenanceInsert = `
-INSERT INTO job_provenance (job_id, final_state, doc)
-SELECT job_id, final_state, doc::json
-FROM unnest($1::text[], $2::text[], $3::text[]) AS u(job_id, final_state, doc)`
-
-	qProvenanceGet = `SELECT doc FROM job_provenance WHERE job_id = ANY($1::text[])`
-
-	// qNotify sends one notification per queue named in $2.
+	// qNotify sends one notification per payload in $2.
 	qNotify = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`
+
+	qEventJobsByRequest = `SELECT DISTINCT job_id FROM job_events WHERE request_id = $1 AND request_id <> '' AND type = $2`
 )
 
 // The maintenance queries, one per store.DueKind. Each matches the

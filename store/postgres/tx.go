@@ -213,44 +213,19 @@ func (t *tx) EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event,
 	return t.events(ctx, qEventList, jobIDs)
 }
 
-func (t *tx) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error {
-	ids := make([]string, len(recs))
-	states := make([]string, len(recs))
-	docs := make([]string, len(recs))
-	for i, r := range recs {
-		doc, err := marshal(r)
-		if err != nil {
-			return fmt.Errorf("postgres: encode provenance of job %s: %w", r.JobID, err)
-		}
-		ids[i], states[i], docs[i] = r.JobID, string(r.FinalState), string(doc)
+func (t *tx) EventJobsByRequest(ctx context.Context, requestID string, typ lifecycle.EventType) ([]string, error) {
+	if requestID == "" {
+		return nil, nil
 	}
-	t.wrote = true
-	if _, err := t.pg.Exec(ctx, qProvenanceInsert, ids, states, docs); err != nil {
-		return fmt.Errorf("postgres: insert %d provenance records: %w", len(recs), err)
-	}
-	return nil
-}
-
-func (t *tx) ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error) {
-	rows, err := t.pg.Query(ctx, qProvenanceGet, jobIDs)
+	rows, err := t.pg.Query(ctx, qEventJobsByRequest, requestID, string(typ))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read provenance: %w", err)
+		return nil, fmt.Errorf("postgres: find jobs by request id: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lifecycle.Provenance, error) {
-		var doc []byte
-		var p lifecycle.Provenance
-		if err := row.Scan(&doc); err != nil {
-			return p, err
-		}
-		if err := json.Unmarshal(doc, &p); err != nil {
-			return p, fmt.Errorf("postgres: decode provenance: %w", err)
-		}
-		return p, nil
-	})
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read provenance: %w", err)
+		return nil, fmt.Errorf("postgres: find jobs by request id: %w", err)
 	}
-	return out, nil
+	return ids, nil
 }
 
 // learnXactID reads the transaction's id before COMMIT when a statement

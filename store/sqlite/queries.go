@@ -39,12 +39,10 @@ const (
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied')
     ORDER BY deadline, id LIMIT ?`
 
-	qEventInsert    = `INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	qEventByRequest = `SELECT id, doc FROM job_events WHERE job_id = ? AND request_id = ?`
-	qEventList      = `SELECT id, doc FROM job_events WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, rev`
-
-	qProvenanceInsert = `INSERT INTO job_provenance (job_id, final_state, doc) VALUES (?, ?, ?)`
-	qProvenanceGet    = `SELECT doc FROM job_provenance WHERE job_id IN (SELECT value FROM json_each(?))`
+	qEventInsert        = `INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qEventJobsByRequest = `SELECT DISTINCT job_id FROM job_events WHERE request_id = ? AND request_id <> '' AND type = ?`
+	qEventByRequest     = `SELECT id, doc FROM job_events WHERE job_id = ? AND request_id = ?`
+	qEventList          = `SELECT id, doc FROM job_events WHERE job_id IN (SELECT value FROM json_each(?)) ORDER BY job_id, rev`
 )
 
 const (

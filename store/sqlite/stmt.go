@@ -49,6 +49,6 @@ func (c *stmtCache) close() error {
 // writeQueries and readQueries are prepared on the writer and reader pools.
 var (
 	readQueries = []string{qJobGet, qJobByDedupe, qJobClaimable, qJobList, qDuePromote, qDueLease,
-		qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qProvenanceGet}
-	writeQueries = append([]string{qJobInsert, qJobUpdate, qEventInsert, qProvenanceInsert}, readQueries...)
+		qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qEventJobsByRequest}
+	writeQueries = append([]string{qJobInsert, qJobUpdate, qEventInsert}, readQueries...)
 )

@@ -253,40 +253,19 @@ func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Ro
 	return out, rows.Err()
 }
 
-func (t *txn) ProvenanceInsert(ctx context.Context, recs []lifecycle.Provenance) error {
-	st, err := t.stmt(ctx, qProvenanceInsert)
-	if err != nil {
-		return err
+func (t *txn) EventJobsByRequest(ctx context.Context, requestID string, typ lifecycle.EventType) ([]string, error) {
+	if requestID == "" {
+		return nil, nil
 	}
-	for _, p := range recs {
-		doc, err := marshal(p)
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, p.JobID, string(p.FinalState), doc); err != nil {
-			return fmt.Errorf("sqlite: insert provenance %s: %w", p.JobID, err)
-		}
-	}
-	return nil
-}
-
-func (t *txn) ProvenanceGet(ctx context.Context, jobIDs []string) ([]lifecycle.Provenance, error) {
-	return collect(ctx, t, qProvenanceGet, func(rows *sql.Rows) (lifecycle.Provenance, error) {
-		var doc []byte
-		var p lifecycle.Provenance
-		if err := rows.Scan(&doc); err != nil {
-			return p, err
-		}
-		if err := json.Unmarshal(doc, &p); err != nil {
-			return p, fmt.Errorf("sqlite: a provenance row holds unreadable JSON: %w", err)
-		}
-		return p, nil
-	}, jsonList(jobIDs))
+	return collect(ctx, t, qEventJobsByRequest, func(rows *sql.Rows) (string, error) {
+		var id string
+		return id, rows.Scan(&id)
+	}, requestID, string(typ))
 }
 
 // Notify does nothing: SQLite serves one process, whose store wakes its own
 // claimers after commit.
-func (t *txn) Notify(context.Context, []string) error { return nil }
+func (t *txn) Notify(context.Context, store.Notice) error { return nil }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
