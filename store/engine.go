@@ -24,6 +24,8 @@ type engine struct {
 	d     Driver
 	newID func() string
 	wake  *broker
+	// leases carries the ids of jobs whose lease changed under their owner.
+	leases *broker
 }
 
 // New returns a Store that keeps its data through d.
@@ -31,9 +33,9 @@ func New(d Driver, opts Options) Store {
 	if opts.NewID == nil {
 		opts.NewID = newUUID
 	}
-	e := &engine{d: d, newID: opts.NewID, wake: newBroker()}
+	e := &engine{d: d, newID: opts.NewID, wake: newBroker(), leases: newBroker()}
 	if l, ok := d.(Listener); ok {
-		e.wake.listen(l)
+		e.wake.listen(l, e.leases)
 	}
 	return e
 }
@@ -42,6 +44,7 @@ func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func (e *engine) Close() error {
 	e.wake.close()
+	e.leases.close()
 	return e.d.Close()
 }
 
@@ -49,7 +52,7 @@ func (e *engine) Close() error {
 // starts over), flushes the batch, and after commit wakes the claimers of the
 // queues that gained claimable jobs.
 func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) error {
-	var woke []string
+	var n Notice
 	err := e.d.InTx(ctx, func(tx Tx) error {
 		var b batch
 		if err := fn(tx, &b); err != nil {
@@ -58,11 +61,12 @@ func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) erro
 		if err := b.flush(ctx, tx); err != nil {
 			return err
 		}
-		woke = b.queues
+		n = b.notice()
 		return nil
 	})
-	if err == nil && len(woke) > 0 {
-		e.wake.publish(woke)
+	if err == nil {
+		e.wake.publish(n.Queues)
+		e.leases.publish(n.Jobs)
 	}
 	return err
 }
@@ -86,7 +90,11 @@ type batch struct {
 	updates []JobUpdate
 	events  []lifecycle.Event
 	queues  []string
+	// leases are jobs whose lease changed under their owner.
+	leases []string
 }
+
+func (b *batch) notice() Notice { return Notice{Queues: b.queues, Jobs: b.leases} }
 
 // add records an accepted step; prev is nil for a new job.
 func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
@@ -131,7 +139,7 @@ func (b *batch) flush(ctx context.Context, tx Tx) error {
 			return err
 		}
 	}
-	if n := (Notice{Queues: b.queues}); !n.Empty() {
+	if n := b.notice(); !n.Empty() {
 		return tx.Notify(ctx, n)
 	}
 	return nil

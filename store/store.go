@@ -82,6 +82,12 @@ type Store interface {
 	// process), and a function that ends the subscription. Best effort:
 	// claimers also poll.
 	Wakeups() (<-chan string, func())
+	// LeaseNotices returns a channel that receives the id of a job whenever
+	// its lease changed under its owner (a cancel was requested, the lease
+	// was revoked by a hard cancel, a timeout, a deadline or expiry), in
+	// this process and on PostgreSQL in any process, and a function that
+	// ends the subscription. Best effort: owners also heartbeat.
+	LeaseNotices() (<-chan string, func())
 
 	// Close releases the store's connections.
 	Close() error

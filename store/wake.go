@@ -24,16 +24,23 @@ type broker struct {
 
 func newBroker() *broker { return &broker{subs: map[chan string]struct{}{}} }
 
-func (b *broker) listen(l Listener) {
+// listen delivers what l hears: queues to b, and jobs to leases.
+func (b *broker) listen(l Listener, leases *broker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel, b.done = cancel, make(chan struct{})
 	go func() {
 		defer close(b.done)
-		_ = l.Listen(ctx, func(n Notice) { b.publish(n.Queues) })
+		_ = l.Listen(ctx, func(n Notice) {
+			b.publish(n.Queues)
+			leases.publish(n.Jobs)
+		})
 	}()
 }
 
 func (b *broker) publish(queues []string) {
+	if len(queues) == 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for ch := range b.subs {
@@ -73,3 +80,8 @@ func (b *broker) close() {
 // Delivery is best effort: a subscriber that falls behind misses wake-ups,
 // so claimers poll as well.
 func (e *engine) Wakeups() (<-chan string, func()) { return e.wake.subscribe() }
+
+// LeaseNotices returns a channel that receives a job id whenever the job's
+// lease changed under its owner, and a function that ends the subscription.
+// Best effort, like Wakeups: owners also heartbeat.
+func (e *engine) LeaseNotices() (<-chan string, func()) { return e.leases.subscribe() }

@@ -35,6 +35,11 @@ type Options struct {
 	// Logger receives reconnects and retried transactions. Defaults to
 	// slog.Default().
 	Logger *slog.Logger
+	// NoMigrate opens an existing schema without creating or migrating it:
+	// Open fails with store.ErrSchemaMissing or store.ErrSchemaOutdated
+	// (wrapped, naming `stint migrate`) and creates nothing. Commands that
+	// only read or act on jobs set it. Defaults to false.
+	NoMigrate bool
 }
 
 // WithDefaults returns o with every unset field given its default.

@@ -21,6 +21,11 @@ type Options struct {
 	Clock clock.Clock
 	// Readers is the size of the read pool. Defaults to 4.
 	Readers int
+	// NoMigrate opens an existing database without creating or migrating
+	// it: Open fails with store.ErrSchemaMissing or store.ErrSchemaOutdated
+	// (wrapped, naming `stint migrate`) and changes nothing. Commands that
+	// only read or act on jobs set it. Defaults to false.
+	NoMigrate bool
 }
 
 // Driver is a [store.Driver] on one SQLite file.
