@@ -216,6 +216,9 @@ func specFromProto(t tenant, s *stintv1.Spec, limit int) (lifecycle.Spec, error)
 
 // checkDuration refuses an out-of-range or negative duration; nil is zero.
 func checkDuration(field string, d *durationpb.Duration) error {
+	if d == nil {
+		return nil
+	}
 	if err := d.CheckValid(); err != nil {
 		return invalid("%s: %v", field, err)
 	}
