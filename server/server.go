@@ -90,7 +90,11 @@ func New(cfg Config) (http.Handler, error) {
 	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens}
 	// A message may carry a batch of payloads; beyond this it is refused
 	// before it is decoded.
-	opts := []connect.HandlerOption{connect.WithReadMaxBytes(16*cfg.MaxJSONBytes + 1<<20)}
+	opts := []connect.HandlerOption{
+		connect.WithReadMaxBytes(16*cfg.MaxJSONBytes + 1<<20),
+		connect.WithCodec(strictJSON{"json"}),
+		connect.WithCodec(strictJSON{"json; charset=utf-8"}),
+	}
 	mux := http.NewServeMux()
 	mux.Handle(stintv1connect.NewJobServiceHandler(&jobs{svc}, opts...))
 	mux.Handle(stintv1connect.NewWorkerServiceHandler(&worker{svc}, opts...))
