@@ -42,20 +42,56 @@ func TestTenantSweep(t *testing.T) {
 		jobs, w, adm := e.jobs(bAdmin), e.worker(bAdmin), e.admin(bAdmin)
 		o := owner(running, "b-1")
 		calls := map[string]func() error{
-			"GetJob":      func() error { _, err := jobs.GetJob(ctx, connect.NewRequest(&stintv1.GetJobRequest{Id: running.Id})); return err },
-			"ListEvents":  func() error { _, err := jobs.ListEvents(ctx, connect.NewRequest(&stintv1.ListEventsRequest{JobId: running.Id})); return err },
-			"CancelSoft":  func() error { _, err := jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: running.Id})); return err },
-			"CancelHard":  func() error { _, err := jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: queued.Msg.Job.Id, Hard: true})); return err },
-			"ReplayJob":   func() error { _, err := jobs.ReplayJob(ctx, connect.NewRequest(&stintv1.ReplayJobRequest{Id: running.Id})); return err },
-			"Start":       func() error { _, err := w.Start(ctx, connect.NewRequest(&stintv1.StartRequest{Owner: o})); return err },
-			"Heartbeat":   func() error { _, err := w.Heartbeat(ctx, connect.NewRequest(&stintv1.HeartbeatRequest{Owner: o})); return err },
-			"Checkpoint":  func() error { _, err := w.Checkpoint(ctx, connect.NewRequest(&stintv1.CheckpointRequest{Owner: o})); return err },
-			"Complete":    func() error { _, err := w.Complete(ctx, connect.NewRequest(&stintv1.CompleteRequest{Owner: o})); return err },
-			"Fail":        func() error { _, err := w.Fail(ctx, connect.NewRequest(&stintv1.FailRequest{Owner: o, ErrorCode: "x"})); return err },
-			"Halt":        func() error { _, err := w.Halt(ctx, connect.NewRequest(&stintv1.HaltRequest{Owner: o})); return err },
-			"AckCancel":   func() error { _, err := w.AckCancel(ctx, connect.NewRequest(&stintv1.AckCancelRequest{Owner: o})); return err },
-			"Release":     func() error { _, err := w.Release(ctx, connect.NewRequest(&stintv1.ReleaseRequest{Owner: o, Requeue: true})); return err },
-			"RevokeToken": func() error { _, err := adm.RevokeToken(ctx, connect.NewRequest(&stintv1.RevokeTokenRequest{Id: toks.Msg.Tokens[0].Id})); return err },
+			"GetJob": func() error {
+				_, err := jobs.GetJob(ctx, connect.NewRequest(&stintv1.GetJobRequest{Id: running.Id}))
+				return err
+			},
+			"ListEvents": func() error {
+				_, err := jobs.ListEvents(ctx, connect.NewRequest(&stintv1.ListEventsRequest{JobId: running.Id}))
+				return err
+			},
+			"CancelSoft": func() error {
+				_, err := jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: running.Id}))
+				return err
+			},
+			"CancelHard": func() error {
+				_, err := jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: queued.Msg.Job.Id, Hard: true}))
+				return err
+			},
+			"ReplayJob": func() error {
+				_, err := jobs.ReplayJob(ctx, connect.NewRequest(&stintv1.ReplayJobRequest{Id: running.Id}))
+				return err
+			},
+			"Start": func() error { _, err := w.Start(ctx, connect.NewRequest(&stintv1.StartRequest{Owner: o})); return err },
+			"Heartbeat": func() error {
+				_, err := w.Heartbeat(ctx, connect.NewRequest(&stintv1.HeartbeatRequest{Owner: o}))
+				return err
+			},
+			"Checkpoint": func() error {
+				_, err := w.Checkpoint(ctx, connect.NewRequest(&stintv1.CheckpointRequest{Owner: o}))
+				return err
+			},
+			"Complete": func() error {
+				_, err := w.Complete(ctx, connect.NewRequest(&stintv1.CompleteRequest{Owner: o}))
+				return err
+			},
+			"Fail": func() error {
+				_, err := w.Fail(ctx, connect.NewRequest(&stintv1.FailRequest{Owner: o, ErrorCode: "x"}))
+				return err
+			},
+			"Halt": func() error { _, err := w.Halt(ctx, connect.NewRequest(&stintv1.HaltRequest{Owner: o})); return err },
+			"AckCancel": func() error {
+				_, err := w.AckCancel(ctx, connect.NewRequest(&stintv1.AckCancelRequest{Owner: o}))
+				return err
+			},
+			"Release": func() error {
+				_, err := w.Release(ctx, connect.NewRequest(&stintv1.ReleaseRequest{Owner: o, Requeue: true}))
+				return err
+			},
+			"RevokeToken": func() error {
+				_, err := adm.RevokeToken(ctx, connect.NewRequest(&stintv1.RevokeTokenRequest{Id: toks.Msg.Tokens[0].Id}))
+				return err
+			},
 			"CompleteMany": func() error {
 				res, err := w.CompleteMany(ctx, connect.NewRequest(&stintv1.CompleteManyRequest{Completions: []*stintv1.CompleteRequest{{Owner: o}}}))
 				if err != nil {
