@@ -38,10 +38,11 @@ type devOptions struct {
 	concurrency int
 	enqueueDemo bool
 	grace       time.Duration
+	api         string // where the API is served (cli/server.go)
 }
 
 func (a *app) devCmd() *cobra.Command {
-	o := devOptions{queues: lifecycle.DefaultQueue, concurrency: stint.DefaultMaxWorkers, grace: devGrace}
+	o := devOptions{queues: lifecycle.DefaultQueue, concurrency: stint.DefaultMaxWorkers, grace: devGrace, api: "127.0.0.1:7777"}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run stint in one process with demo workers (start here)",
@@ -72,6 +73,7 @@ func (a *app) devCmd() *cobra.Command {
 	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "workers per queue when --queues gives no number")
 	f.BoolVar(&o.enqueueDemo, "enqueue-demo", false, "enqueue the demo jobs at start (default: only when the database has no jobs)")
+	f.StringVar(&o.api, "api", o.api, "loopback address to serve the API on (see `stint server`)")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
 	return cmd
 }
@@ -153,6 +155,12 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if err := pool.Start(runCtx); err != nil {
 		return err
 	}
+	stopAPI, err := a.startDevAPI(ctx, out, st, o.api)
+	if err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+	defer stopAPI()
 	if err := a.enqueueDemo(ctx, st, out, o.enqueueDemo, auto, order[0]); err != nil {
 		_ = pool.Stop(context.Background())
 		return err

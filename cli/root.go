@@ -91,6 +91,8 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.serverCmd(),
+		a.tokensCmd(),
 	)
 	return root
 }
