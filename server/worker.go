@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"connectrpc.com/connect"
 
@@ -196,7 +197,12 @@ func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.
 }
 
 func failedItem(err error) *stintv1.CompleteResult {
-	return &stintv1.CompleteResult{ErrorCode: connect.CodeOf(err).String(), ErrorMessage: messageOf(err)}
+	r := &stintv1.CompleteResult{ErrorCode: connect.CodeOf(err).String(), ErrorMessage: messageOf(err)}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		r.ErrorKind = ce.Meta().Get(ErrorKindHeader)
+	}
+	return r
 }
 
 // Fail ends the attempt with an error; retried or not by its class.

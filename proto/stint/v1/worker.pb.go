@@ -745,8 +745,11 @@ type CompleteResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
 	// error_code is a Connect code name (not_found, failed_precondition, ...); empty on success.
-	ErrorCode     string `protobuf:"bytes,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
-	ErrorMessage  string `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	ErrorCode    string `protobuf:"bytes,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// error_kind names the store condition (stale_lease, not_found, ...), as
+	// the Stint-Error metadata does for a failed call.
+	ErrorKind     string `protobuf:"bytes,4,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,6 +801,13 @@ func (x *CompleteResult) GetErrorCode() string {
 func (x *CompleteResult) GetErrorMessage() string {
 	if x != nil {
 		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *CompleteResult) GetErrorKind() string {
+	if x != nil {
+		return x.ErrorKind
 	}
 	return ""
 }
@@ -1280,6 +1290,209 @@ func (x *ReleaseResponse) GetJob() *Job {
 	return nil
 }
 
+type DeadLetterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// reason_code is one of the DLQ reason codes (parse_error, policy_violation, ...).
+	ReasonCode    string `protobuf:"bytes,2,opt,name=reason_code,json=reasonCode,proto3" json:"reason_code,omitempty"`
+	ErrorCode     string `protobuf:"bytes,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadLetterRequest) Reset() {
+	*x = DeadLetterRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadLetterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadLetterRequest) ProtoMessage() {}
+
+func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
+func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DeadLetterRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *DeadLetterRequest) GetReasonCode() string {
+	if x != nil {
+		return x.ReasonCode
+	}
+	return ""
+}
+
+func (x *DeadLetterRequest) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *DeadLetterRequest) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+type DeadLetterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadLetterResponse) Reset() {
+	*x = DeadLetterResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadLetterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadLetterResponse) ProtoMessage() {}
+
+func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
+func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *DeadLetterResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type NoticesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoticesRequest) Reset() {
+	*x = NoticesRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoticesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoticesRequest) ProtoMessage() {}
+
+func (x *NoticesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoticesRequest.ProtoReflect.Descriptor instead.
+func (*NoticesRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{24}
+}
+
+type NoticesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue may have claimable jobs.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// job_id had its lease changed under its owner.
+	JobId         string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoticesResponse) Reset() {
+	*x = NoticesResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoticesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoticesResponse) ProtoMessage() {}
+
+func (x *NoticesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoticesResponse.ProtoReflect.Descriptor instead.
+func (*NoticesResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *NoticesResponse) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *NoticesResponse) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
@@ -1335,12 +1548,14 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x10CompleteResponse\x12\x1f\n" +
 	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"R\n" +
 	"\x13CompleteManyRequest\x12;\n" +
-	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\"u\n" +
+	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\"\x94\x01\n" +
 	"\x0eCompleteResult\x12\x1f\n" +
 	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x02 \x01(\tR\terrorCode\x12#\n" +
-	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\"J\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12\x1d\n" +
+	"\n" +
+	"error_kind\x18\x04 \x01(\tR\terrorKind\"J\n" +
 	"\x14CompleteManyResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\"\x8e\x02\n" +
 	"\vFailRequest\x12%\n" +
@@ -1372,7 +1587,20 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
 	"\arequeue\x18\x03 \x01(\bR\arequeue\"2\n" +
 	"\x0fReleaseResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job2\x98\x05\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\x9f\x01\n" +
+	"\x11DeadLetterRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x1f\n" +
+	"\vreason_code\x18\x02 \x01(\tR\n" +
+	"reasonCode\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x03 \x01(\tR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"5\n" +
+	"\x12DeadLetterResponse\x12\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\x10\n" +
+	"\x0eNoticesRequest\">\n" +
+	"\x0fNoticesResponse\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId2\xa3\x06\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -1384,7 +1612,10 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x04Fail\x12\x15.stint.v1.FailRequest\x1a\x16.stint.v1.FailResponse\x125\n" +
 	"\x04Halt\x12\x15.stint.v1.HaltRequest\x1a\x16.stint.v1.HaltResponse\x12D\n" +
 	"\tAckCancel\x12\x1a.stint.v1.AckCancelRequest\x1a\x1b.stint.v1.AckCancelResponse\x12>\n" +
-	"\aRelease\x12\x18.stint.v1.ReleaseRequest\x1a\x19.stint.v1.ReleaseResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\aRelease\x12\x18.stint.v1.ReleaseRequest\x1a\x19.stint.v1.ReleaseResponse\x12G\n" +
+	"\n" +
+	"DeadLetter\x12\x1b.stint.v1.DeadLetterRequest\x1a\x1c.stint.v1.DeadLetterResponse\x12@\n" +
+	"\aNotices\x12\x18.stint.v1.NoticesRequest\x1a\x19.stint.v1.NoticesResponse0\x01B3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -1398,7 +1629,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -1422,68 +1653,78 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*AckCancelResponse)(nil),     // 19: stint.v1.AckCancelResponse
 	(*ReleaseRequest)(nil),        // 20: stint.v1.ReleaseRequest
 	(*ReleaseResponse)(nil),       // 21: stint.v1.ReleaseResponse
-	(*durationpb.Duration)(nil),   // 22: google.protobuf.Duration
-	(*Job)(nil),                   // 23: stint.v1.Job
-	(*structpb.Value)(nil),        // 24: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 26: stint.v1.ErrorClass
+	(*DeadLetterRequest)(nil),     // 22: stint.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 23: stint.v1.DeadLetterResponse
+	(*NoticesRequest)(nil),        // 24: stint.v1.NoticesRequest
+	(*NoticesResponse)(nil),       // 25: stint.v1.NoticesResponse
+	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(*Job)(nil),                   // 27: stint.v1.Job
+	(*structpb.Value)(nil),        // 28: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 30: stint.v1.ErrorClass
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	22, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	22, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	23, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	26, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	26, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	27, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	23, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	27, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	22, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	24, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	23, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	25, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	26, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	28, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	27, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	29, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	24, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	24, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	23, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	28, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	28, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	27, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	24, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	23, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	28, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	27, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	23, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	27, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	26, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	22, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	23, // 23: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	30, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	26, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	27, // 23: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 24: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	23, // 25: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	27, // 25: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 26: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	23, // 27: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	27, // 27: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 28: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	23, // 29: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
-	1,  // 30: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 31: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 32: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 33: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 34: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 35: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 36: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	16, // 37: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	18, // 38: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	20, // 39: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	2,  // 40: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 41: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 42: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 43: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 44: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 45: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	15, // 46: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	17, // 47: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	19, // 48: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	21, // 49: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	40, // [40:50] is the sub-list for method output_type
-	30, // [30:40] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	27, // 29: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	0,  // 30: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
+	27, // 31: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	1,  // 32: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 33: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 34: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 35: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 36: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 37: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 38: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	16, // 39: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	18, // 40: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	20, // 41: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	22, // 42: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	24, // 43: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	2,  // 44: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 45: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 46: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 47: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 48: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 49: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	15, // 50: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	17, // 51: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	19, // 52: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	21, // 53: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	23, // 54: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	25, // 55: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	44, // [44:56] is the sub-list for method output_type
+	32, // [32:44] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -1498,7 +1739,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -55,6 +55,11 @@ const (
 	WorkerServiceAckCancelProcedure = "/stint.v1.WorkerService/AckCancel"
 	// WorkerServiceReleaseProcedure is the fully-qualified name of the WorkerService's Release RPC.
 	WorkerServiceReleaseProcedure = "/stint.v1.WorkerService/Release"
+	// WorkerServiceDeadLetterProcedure is the fully-qualified name of the WorkerService's DeadLetter
+	// RPC.
+	WorkerServiceDeadLetterProcedure = "/stint.v1.WorkerService/DeadLetter"
+	// WorkerServiceNoticesProcedure is the fully-qualified name of the WorkerService's Notices RPC.
+	WorkerServiceNoticesProcedure = "/stint.v1.WorkerService/Notices"
 )
 
 // WorkerServiceClient is a client for the stint.v1.WorkerService service.
@@ -74,6 +79,15 @@ type WorkerServiceClient interface {
 	AckCancel(context.Context, *connect.Request[v1.AckCancelRequest]) (*connect.Response[v1.AckCancelResponse], error)
 	// Release gives the lease back; with requeue the job is claimable at once.
 	Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error)
+	// DeadLetter moves the owner's job to the dead-letter queue (a payload it
+	// cannot parse, a policy violation).
+	DeadLetter(context.Context, *connect.Request[v1.DeadLetterRequest]) (*connect.Response[v1.DeadLetterResponse], error)
+	// Notices streams the store's wake-ups for the caller's tenant: a queue
+	// that may have claimable jobs, or a job whose lease changed under its
+	// owner (a cancel was requested, the lease was revoked). Best effort: a
+	// worker that misses one still learns at its next claim or heartbeat. The
+	// first message is empty and says the stream is listening.
+	Notices(context.Context, *connect.Request[v1.NoticesRequest]) (*connect.ServerStreamForClient[v1.NoticesResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the stint.v1.WorkerService service. By default, it
@@ -147,6 +161,18 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("Release")),
 			connect.WithClientOptions(opts...),
 		),
+		deadLetter: connect.NewClient[v1.DeadLetterRequest, v1.DeadLetterResponse](
+			httpClient,
+			baseURL+WorkerServiceDeadLetterProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("DeadLetter")),
+			connect.WithClientOptions(opts...),
+		),
+		notices: connect.NewClient[v1.NoticesRequest, v1.NoticesResponse](
+			httpClient,
+			baseURL+WorkerServiceNoticesProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("Notices")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -162,6 +188,8 @@ type workerServiceClient struct {
 	halt         *connect.Client[v1.HaltRequest, v1.HaltResponse]
 	ackCancel    *connect.Client[v1.AckCancelRequest, v1.AckCancelResponse]
 	release      *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
+	deadLetter   *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
+	notices      *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
 }
 
 // Claim calls stint.v1.WorkerService.Claim.
@@ -214,6 +242,16 @@ func (c *workerServiceClient) Release(ctx context.Context, req *connect.Request[
 	return c.release.CallUnary(ctx, req)
 }
 
+// DeadLetter calls stint.v1.WorkerService.DeadLetter.
+func (c *workerServiceClient) DeadLetter(ctx context.Context, req *connect.Request[v1.DeadLetterRequest]) (*connect.Response[v1.DeadLetterResponse], error) {
+	return c.deadLetter.CallUnary(ctx, req)
+}
+
+// Notices calls stint.v1.WorkerService.Notices.
+func (c *workerServiceClient) Notices(ctx context.Context, req *connect.Request[v1.NoticesRequest]) (*connect.ServerStreamForClient[v1.NoticesResponse], error) {
+	return c.notices.CallServerStream(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the stint.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Claim leases up to limit queued jobs; with wait it long-polls until a job
@@ -231,6 +269,15 @@ type WorkerServiceHandler interface {
 	AckCancel(context.Context, *connect.Request[v1.AckCancelRequest]) (*connect.Response[v1.AckCancelResponse], error)
 	// Release gives the lease back; with requeue the job is claimable at once.
 	Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error)
+	// DeadLetter moves the owner's job to the dead-letter queue (a payload it
+	// cannot parse, a policy violation).
+	DeadLetter(context.Context, *connect.Request[v1.DeadLetterRequest]) (*connect.Response[v1.DeadLetterResponse], error)
+	// Notices streams the store's wake-ups for the caller's tenant: a queue
+	// that may have claimable jobs, or a job whose lease changed under its
+	// owner (a cancel was requested, the lease was revoked). Best effort: a
+	// worker that misses one still learns at its next claim or heartbeat. The
+	// first message is empty and says the stream is listening.
+	Notices(context.Context, *connect.Request[v1.NoticesRequest], *connect.ServerStream[v1.NoticesResponse]) error
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -300,6 +347,18 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("Release")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceDeadLetterHandler := connect.NewUnaryHandler(
+		WorkerServiceDeadLetterProcedure,
+		svc.DeadLetter,
+		connect.WithSchema(workerServiceMethods.ByName("DeadLetter")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceNoticesHandler := connect.NewServerStreamHandler(
+		WorkerServiceNoticesProcedure,
+		svc.Notices,
+		connect.WithSchema(workerServiceMethods.ByName("Notices")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceClaimProcedure:
@@ -322,6 +381,10 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceAckCancelHandler.ServeHTTP(w, r)
 		case WorkerServiceReleaseProcedure:
 			workerServiceReleaseHandler.ServeHTTP(w, r)
+		case WorkerServiceDeadLetterProcedure:
+			workerServiceDeadLetterHandler.ServeHTTP(w, r)
+		case WorkerServiceNoticesProcedure:
+			workerServiceNoticesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -369,4 +432,12 @@ func (UnimplementedWorkerServiceHandler) AckCancel(context.Context, *connect.Req
 
 func (UnimplementedWorkerServiceHandler) Release(context.Context, *connect.Request[v1.ReleaseRequest]) (*connect.Response[v1.ReleaseResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.Release is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) DeadLetter(context.Context, *connect.Request[v1.DeadLetterRequest]) (*connect.Response[v1.DeadLetterResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.DeadLetter is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) Notices(context.Context, *connect.Request[v1.NoticesRequest], *connect.ServerStream[v1.NoticesResponse]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.Notices is not implemented"))
 }

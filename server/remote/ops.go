@@ -1,0 +1,300 @@
+package remote
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/server"
+	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
+	"github.com/stint-dev/stint/store"
+)
+
+func owner(p store.OwnerParams) *stintv1.Owner {
+	return &stintv1.Owner{JobId: p.JobID, LeaseId: p.LeaseID, RequestId: requestID(p.RequestID)}
+}
+
+// requestID is the request id of an owner call: the caller's, or a fresh one.
+// The server requires one so that a retry is recognized; the store's own
+// callers leave it empty when they do not retry.
+func requestID(id string) string {
+	if id != "" {
+		return id
+	}
+	return newID()
+}
+
+// noNow refuses a caller's clock: over a server, time is the server's.
+func noNow(t *time.Time) error {
+	if t != nil {
+		return lifecycle.Validationf("Now is set, but over a server time is the server's clock: leave it nil")
+	}
+	return nil
+}
+
+// JobEnqueue creates jobs in one transaction on the server.
+func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) ([]store.EnqueueResult, error) {
+	if err := noNow(p.Now); err != nil {
+		return nil, err
+	}
+	req := &stintv1.EnqueueManyRequest{RequestId: p.RequestID}
+	for _, sp := range p.Jobs {
+		ps, err := spec(sp, s.opts.Tenant)
+		if err != nil {
+			return nil, err
+		}
+		req.Jobs = append(req.Jobs, ps)
+	}
+	res, err := s.jobs.EnqueueMany(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	out := make([]store.EnqueueResult, len(res.Msg.Results))
+	for i, r := range res.Msg.Results {
+		out[i] = store.EnqueueResult{Job: job(r.Job), Existing: r.Existing}
+	}
+	return out, nil
+}
+
+// JobClaim claims without waiting: the pool waits itself, woken by Wakeups.
+func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return nil, err
+	}
+	res, err := s.worker.Claim(ctx, connect.NewRequest(&stintv1.ClaimRequest{
+		Queues: p.Queues, Kinds: p.Kinds, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
+		Start: p.Start, WorkerId: p.WorkerID, RequestId: p.RequestID,
+	}))
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	out := make([]store.Job, len(res.Msg.Jobs))
+	for i, j := range res.Msg.Jobs {
+		out[i] = job(j)
+	}
+	return out, nil
+}
+
+// jobOf unwraps a reply that carries a job.
+func jobOf(j interface{ GetJob() *stintv1.Job }, err error) (store.Job, error) {
+	if err != nil {
+		return store.Job{}, fromWire(err)
+	}
+	return job(j.GetJob()), nil
+}
+
+func (s *Store) JobStart(ctx context.Context, p *store.OwnerParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.Start(ctx, connect.NewRequest(&stintv1.StartRequest{Owner: owner(*p)}))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	progress, err := valueOf("progress", p.Progress)
+	if err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.Heartbeat(ctx, connect.NewRequest(&stintv1.HeartbeatRequest{
+		Owner: owner(p.OwnerParams), LeaseTtl: durationpb.New(p.LeaseTTL), Progress: progress, Phase: p.Phase}))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobCheckpoint(ctx context.Context, p *store.JobCheckpointParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	cp, err := valueOf("checkpoint", p.Checkpoint)
+	if err != nil {
+		return store.Job{}, err
+	}
+	progress, err := valueOf("progress", p.Progress)
+	if err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.Checkpoint(ctx, connect.NewRequest(&stintv1.CheckpointRequest{
+		Owner: owner(p.OwnerParams), Checkpoint: cp, Progress: progress, Phase: p.Phase, Steps: p.Steps, Cost: p.Cost}))
+	return jobOf(msg(res), err)
+}
+
+// JobComplete completes a batch in one call and one transaction.
+func (s *Store) JobComplete(ctx context.Context, ps []store.JobCompleteParams) ([]store.Result, error) {
+	req := &stintv1.CompleteManyRequest{}
+	for _, p := range ps {
+		if err := noNow(p.Now); err != nil {
+			return nil, err
+		}
+		result, err := valueOf("result", p.Result)
+		if err != nil {
+			return nil, err
+		}
+		req.Completions = append(req.Completions, &stintv1.CompleteRequest{
+			Owner: owner(p.OwnerParams), Result: result, ResultPtr: p.ResultPtr, ExecutionMs: p.ExecutionMS})
+	}
+	res, err := s.worker.CompleteMany(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	out := make([]store.Result, len(res.Msg.Results))
+	for i, r := range res.Msg.Results {
+		if r.ErrorCode != "" {
+			out[i].Err = itemError(r)
+			continue
+		}
+		out[i].Job = job(r.Job)
+	}
+	return out, nil
+}
+
+// itemError rebuilds the error of one refused completion.
+func itemError(r *stintv1.CompleteResult) error {
+	var code connect.Code
+	if err := code.UnmarshalText([]byte(r.ErrorCode)); err != nil {
+		code = connect.CodeUnknown
+	}
+	return &Error{Kind: server.KindError(r.ErrorKind), Code: code, Msg: r.ErrorMessage}
+}
+
+func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	req := &stintv1.FailRequest{Owner: owner(p.OwnerParams), ErrorCode: p.Error.Code, ErrorMessage: p.Error.Message,
+		ErrorClass: classProto(p.Error.Class), ExecutionMs: p.ExecutionMS}
+	switch {
+	case p.RetryAt != nil:
+		return store.Job{}, lifecycle.Validationf("RetryAt is a time on the caller's clock; over a server give RetryAfter instead")
+	case p.Backoff != (lifecycle.Backoff{}):
+		return store.Job{}, lifecycle.Validationf("a custom Backoff is not offered over a server; give RetryAfter")
+	case p.RetryAfter > 0:
+		req.RetryAfter = durationpb.New(p.RetryAfter)
+	}
+	res, err := s.worker.Fail(ctx, connect.NewRequest(req))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobHalt(ctx context.Context, p *store.JobHaltParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.Halt(ctx, connect.NewRequest(&stintv1.HaltRequest{
+		Owner: owner(p.OwnerParams), ReasonCode: p.ReasonCode, Reason: p.Reason, ExecutionMs: p.ExecutionMS}))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.Release(ctx, connect.NewRequest(&stintv1.ReleaseRequest{Owner: owner(p.OwnerParams), Reason: p.Reason, Requeue: p.Requeue}))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobAckCancel(ctx context.Context, p *store.OwnerParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	res, err := s.worker.AckCancel(ctx, connect.NewRequest(&stintv1.AckCancelRequest{Owner: owner(*p)}))
+	return jobOf(msg(res), err)
+}
+
+// JobDeadLetter dead-letters the owner's job; the system form (no lease) is
+// the server's.
+func (s *Store) JobDeadLetter(ctx context.Context, p *store.JobDeadLetterParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	if p.LeaseID == "" {
+		return store.Job{}, &UnsupportedError{"JobDeadLetter without a lease"}
+	}
+	req := &stintv1.DeadLetterRequest{Owner: owner(p.OwnerParams), ReasonCode: p.ReasonCode}
+	if p.Error != nil {
+		req.ErrorCode, req.ErrorMessage = p.Error.Code, p.Error.Message
+	}
+	res, err := s.worker.DeadLetter(ctx, connect.NewRequest(req))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobCancel(ctx context.Context, p *store.JobCancelParams) (store.Job, error) {
+	if err := noNow(p.Now); err != nil {
+		return store.Job{}, err
+	}
+	if p.ExpectedRev != nil {
+		return store.Job{}, lifecycle.Validationf("ExpectedRev is not offered over a server; cancel without it")
+	}
+	res, err := s.jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: p.JobID, Hard: p.Hard, Reason: p.Reason, RequestId: p.RequestID}))
+	return jobOf(msg(res), err)
+}
+
+func (s *Store) JobGet(ctx context.Context, id string) (store.Job, error) {
+	res, err := s.jobs.GetJob(ctx, connect.NewRequest(&stintv1.GetJobRequest{Id: id}))
+	return jobOf(msg(res), err)
+}
+
+// JobList pages through the server's listing until p.Limit jobs or the end.
+func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]store.Job, error) {
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	req := &stintv1.ListJobsRequest{Queue: p.Queue, Kind: p.Kind, PageToken: p.AfterID}
+	for _, st := range p.States {
+		req.States = append(req.States, stateProto(st))
+	}
+	var out []store.Job
+	for len(out) < limit {
+		req.PageSize = int32(min(limit-len(out), 1000))
+		res, err := s.jobs.ListJobs(ctx, connect.NewRequest(req))
+		if err != nil {
+			return nil, fromWire(err)
+		}
+		for _, j := range res.Msg.Jobs {
+			out = append(out, job(j))
+		}
+		if res.Msg.NextPageToken == "" {
+			break
+		}
+		req.PageToken = res.Msg.NextPageToken
+	}
+	return out, nil
+}
+
+func (s *Store) JobEvents(ctx context.Context, id string) ([]store.Event, error) {
+	res, err := s.jobs.ListEvents(ctx, connect.NewRequest(&stintv1.ListEventsRequest{JobId: id}))
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	out := make([]store.Event, len(res.Msg.Events))
+	for i, e := range res.Msg.Events {
+		out[i] = event(e)
+	}
+	return out, nil
+}
+
+// JobProvenance reads the job: provenance lives in its terminal row.
+func (s *Store) JobProvenance(ctx context.Context, id string) (store.Provenance, error) {
+	j, err := s.JobGet(ctx, id)
+	if err != nil {
+		return store.Provenance{}, err
+	}
+	p, ok := lifecycle.ProvenanceOf(j)
+	if !ok {
+		return store.Provenance{}, &Error{Kind: store.ErrNotFound, Code: connect.CodeNotFound, Msg: "job " + id + " is " + string(j.State) + ": provenance is recorded when it ends"}
+	}
+	return p, nil
+}
+
+// msg returns a response's message, or nil for a nil response.
+func msg[T any](r *connect.Response[T]) *T {
+	if r == nil {
+		return nil
+	}
+	return r.Msg
+}
