@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/server"
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
+	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
 )
 

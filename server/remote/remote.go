@@ -187,4 +187,3 @@ func (s *Store) JobApply(_ context.Context, p *store.JobApplyParams) (store.Job,
 	return store.Job{}, &Error{Kind: store.ErrInvalidTransition, Code: connect.CodeUnimplemented,
 		Msg: fmt.Sprintf("remote: %s by %s is not offered over the API; the server's maintenance services apply system transitions", p.Command.Op, p.Command.Actor)}
 }
-
