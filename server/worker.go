@@ -232,11 +232,24 @@ func (h *worker) Fail(ctx context.Context, req *connect.Request[stintv1.FailRequ
 	if m.ExecutionMs < 0 {
 		return nil, invalid("execution_ms must not be negative")
 	}
+	var backoff lifecycle.Backoff
+	if b := m.Backoff; b != nil {
+		if err := checkDuration("backoff.base", b.Base); err != nil {
+			return nil, err
+		}
+		if err := checkDuration("backoff.max", b.Max); err != nil {
+			return nil, err
+		}
+		if b.Factor < 0 || b.Factor > 100 || b.Factor != b.Factor {
+			return nil, invalid("backoff.factor %v: expected 1 to 100, or 0 for the default", b.Factor)
+		}
+		backoff = lifecycle.Backoff{Base: b.Base.AsDuration(), Factor: b.Factor, Max: b.Max.AsDuration()}
+	}
 	if _, err := h.own(ctx, op.JobID); err != nil {
 		return nil, err
 	}
 	j, err := h.s.JobFail(ctx, &store.JobFailParams{OwnerParams: op, ExecutionMS: m.ExecutionMs, RetryAfter: m.RetryAfter.AsDuration(),
-		Error: lifecycle.JobError{Code: m.ErrorCode, Message: m.ErrorMessage, Class: class}})
+		Backoff: backoff, Error: lifecycle.JobError{Code: m.ErrorCode, Message: m.ErrorMessage, Class: class}})
 	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.FailResponse { return &stintv1.FailResponse{Job: j} })
 }
 

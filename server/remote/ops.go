@@ -168,13 +168,18 @@ func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (store.Job,
 	}
 	req := &stintv1.FailRequest{Owner: owner(p.OwnerParams), ErrorCode: p.Error.Code, ErrorMessage: p.Error.Message,
 		ErrorClass: classProto(p.Error.Class), ExecutionMs: p.ExecutionMS}
-	switch {
-	case p.RetryAt != nil:
-		return store.Job{}, lifecycle.Validationf("RetryAt is a time on the caller's clock; over a server give RetryAfter instead")
-	case p.Backoff != (lifecycle.Backoff{}):
-		return store.Job{}, lifecycle.Validationf("a custom Backoff is not offered over a server; give RetryAfter")
-	case p.RetryAfter > 0:
-		req.RetryAfter = durationpb.New(p.RetryAfter)
+	if b := p.Backoff; b != (lifecycle.Backoff{}) {
+		req.Backoff = &stintv1.Backoff{Base: durOf(b.Base), Factor: b.Factor, Max: durOf(b.Max)}
+	}
+	retryAfter := p.RetryAfter
+	if p.RetryAt != nil {
+		// A time on the caller's clock: sent as the delay from now, which
+		// the server resolves on its own clock, so skew between the two
+		// clocks cannot move the retry.
+		retryAfter = max(p.RetryAt.Sub(s.opts.Clock.Now()), time.Millisecond)
+	}
+	if retryAfter > 0 {
+		req.RetryAfter = durationpb.New(retryAfter)
 	}
 	res, err := s.worker.Fail(ctx, connect.NewRequest(req))
 	return jobOf(msg(res), err)

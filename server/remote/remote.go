@@ -18,6 +18,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/proto/stint/v1/stintv1connect"
 	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
@@ -35,6 +36,9 @@ type Options struct {
 	Tenant string
 	// HTTPClient sends the requests. Defaults to http.DefaultClient.
 	HTTPClient connect.HTTPClient
+	// Clock turns a caller's RetryAt into the delay sent to the server.
+	// Defaults to the system clock.
+	Clock clock.Clock
 }
 
 // Store is a store.Store over a server. It is safe for concurrent use.
@@ -60,6 +64,9 @@ func New(opts Options) (*Store, error) {
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
 	}
 	url := strings.TrimSuffix(opts.URL, "/")
 	auth := connect.WithInterceptors(bearer(opts.Token))

@@ -864,8 +864,11 @@ type FailRequest struct {
 	// error_class defaults to transient (retried while attempts remain).
 	ErrorClass ErrorClass `protobuf:"varint,4,opt,name=error_class,json=errorClass,proto3,enum=stint.v1.ErrorClass" json:"error_class,omitempty"`
 	// retry_after overrides the backoff, measured on the server's clock.
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
-	ExecutionMs   int64                `protobuf:"varint,6,opt,name=execution_ms,json=executionMs,proto3" json:"execution_ms,omitempty"`
+	RetryAfter  *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	ExecutionMs int64                `protobuf:"varint,6,opt,name=execution_ms,json=executionMs,proto3" json:"execution_ms,omitempty"`
+	// backoff schedules the retry when retry_after is unset; unset fields take
+	// the defaults (500ms doubling to 60s).
+	Backoff       *Backoff `protobuf:"bytes,7,opt,name=backoff,proto3" json:"backoff,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -942,6 +945,74 @@ func (x *FailRequest) GetExecutionMs() int64 {
 	return 0
 }
 
+func (x *FailRequest) GetBackoff() *Backoff {
+	if x != nil {
+		return x.Backoff
+	}
+	return nil
+}
+
+// Backoff is an exponential retry schedule with deterministic jitter.
+type Backoff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Base          *durationpb.Duration   `protobuf:"bytes,1,opt,name=base,proto3" json:"base,omitempty"`
+	Factor        float64                `protobuf:"fixed64,2,opt,name=factor,proto3" json:"factor,omitempty"`
+	Max           *durationpb.Duration   `protobuf:"bytes,3,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Backoff) Reset() {
+	*x = Backoff{}
+	mi := &file_stint_v1_worker_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Backoff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Backoff) ProtoMessage() {}
+
+func (x *Backoff) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Backoff.ProtoReflect.Descriptor instead.
+func (*Backoff) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Backoff) GetBase() *durationpb.Duration {
+	if x != nil {
+		return x.Base
+	}
+	return nil
+}
+
+func (x *Backoff) GetFactor() float64 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+func (x *Backoff) GetMax() *durationpb.Duration {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
 type FailResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -951,7 +1022,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[15]
+	mi := &file_stint_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1034,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[15]
+	mi := &file_stint_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1047,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{15}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FailResponse) GetJob() *Job {
@@ -998,7 +1069,7 @@ type HaltRequest struct {
 
 func (x *HaltRequest) Reset() {
 	*x = HaltRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[16]
+	mi := &file_stint_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1081,7 @@ func (x *HaltRequest) String() string {
 func (*HaltRequest) ProtoMessage() {}
 
 func (x *HaltRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[16]
+	mi := &file_stint_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1094,7 @@ func (x *HaltRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HaltRequest.ProtoReflect.Descriptor instead.
 func (*HaltRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HaltRequest) GetOwner() *Owner {
@@ -1063,7 +1134,7 @@ type HaltResponse struct {
 
 func (x *HaltResponse) Reset() {
 	*x = HaltResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[17]
+	mi := &file_stint_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1146,7 @@ func (x *HaltResponse) String() string {
 func (*HaltResponse) ProtoMessage() {}
 
 func (x *HaltResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[17]
+	mi := &file_stint_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1159,7 @@ func (x *HaltResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HaltResponse.ProtoReflect.Descriptor instead.
 func (*HaltResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HaltResponse) GetJob() *Job {
@@ -1107,7 +1178,7 @@ type AckCancelRequest struct {
 
 func (x *AckCancelRequest) Reset() {
 	*x = AckCancelRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[18]
+	mi := &file_stint_v1_worker_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1190,7 @@ func (x *AckCancelRequest) String() string {
 func (*AckCancelRequest) ProtoMessage() {}
 
 func (x *AckCancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[18]
+	mi := &file_stint_v1_worker_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1203,7 @@ func (x *AckCancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckCancelRequest.ProtoReflect.Descriptor instead.
 func (*AckCancelRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AckCancelRequest) GetOwner() *Owner {
@@ -1151,7 +1222,7 @@ type AckCancelResponse struct {
 
 func (x *AckCancelResponse) Reset() {
 	*x = AckCancelResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[19]
+	mi := &file_stint_v1_worker_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1234,7 @@ func (x *AckCancelResponse) String() string {
 func (*AckCancelResponse) ProtoMessage() {}
 
 func (x *AckCancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[19]
+	mi := &file_stint_v1_worker_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1247,7 @@ func (x *AckCancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckCancelResponse.ProtoReflect.Descriptor instead.
 func (*AckCancelResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{19}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AckCancelResponse) GetJob() *Job {
@@ -1197,7 +1268,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[20]
+	mi := &file_stint_v1_worker_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1280,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[20]
+	mi := &file_stint_v1_worker_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1293,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{20}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReleaseRequest) GetOwner() *Owner {
@@ -1255,7 +1326,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[21]
+	mi := &file_stint_v1_worker_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1338,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[21]
+	mi := &file_stint_v1_worker_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1351,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{21}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReleaseResponse) GetJob() *Job {
@@ -1303,7 +1374,7 @@ type DeadLetterRequest struct {
 
 func (x *DeadLetterRequest) Reset() {
 	*x = DeadLetterRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[22]
+	mi := &file_stint_v1_worker_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +1386,7 @@ func (x *DeadLetterRequest) String() string {
 func (*DeadLetterRequest) ProtoMessage() {}
 
 func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[22]
+	mi := &file_stint_v1_worker_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,7 +1399,7 @@ func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{22}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeadLetterRequest) GetOwner() *Owner {
@@ -1368,7 +1439,7 @@ type DeadLetterResponse struct {
 
 func (x *DeadLetterResponse) Reset() {
 	*x = DeadLetterResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[23]
+	mi := &file_stint_v1_worker_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1451,7 @@ func (x *DeadLetterResponse) String() string {
 func (*DeadLetterResponse) ProtoMessage() {}
 
 func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[23]
+	mi := &file_stint_v1_worker_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1464,7 @@ func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{23}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeadLetterResponse) GetJob() *Job {
@@ -1411,7 +1482,7 @@ type NoticesRequest struct {
 
 func (x *NoticesRequest) Reset() {
 	*x = NoticesRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[24]
+	mi := &file_stint_v1_worker_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1494,7 @@ func (x *NoticesRequest) String() string {
 func (*NoticesRequest) ProtoMessage() {}
 
 func (x *NoticesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[24]
+	mi := &file_stint_v1_worker_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1507,7 @@ func (x *NoticesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoticesRequest.ProtoReflect.Descriptor instead.
 func (*NoticesRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{24}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{25}
 }
 
 type NoticesResponse struct {
@@ -1451,7 +1522,7 @@ type NoticesResponse struct {
 
 func (x *NoticesResponse) Reset() {
 	*x = NoticesResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[25]
+	mi := &file_stint_v1_worker_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1534,7 @@ func (x *NoticesResponse) String() string {
 func (*NoticesResponse) ProtoMessage() {}
 
 func (x *NoticesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[25]
+	mi := &file_stint_v1_worker_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1547,7 @@ func (x *NoticesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoticesResponse.ProtoReflect.Descriptor instead.
 func (*NoticesResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{25}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NoticesResponse) GetQueue() string {
@@ -1557,7 +1628,7 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"error_kind\x18\x04 \x01(\tR\terrorKind\"J\n" +
 	"\x14CompleteManyResponse\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\"\x8e\x02\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\"\xbb\x02\n" +
 	"\vFailRequest\x12%\n" +
 	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x1d\n" +
 	"\n" +
@@ -1567,7 +1638,12 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"errorClass\x12:\n" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12!\n" +
-	"\fexecution_ms\x18\x06 \x01(\x03R\vexecutionMs\"/\n" +
+	"\fexecution_ms\x18\x06 \x01(\x03R\vexecutionMs\x12+\n" +
+	"\abackoff\x18\a \x01(\v2\x11.stint.v1.BackoffR\abackoff\"}\n" +
+	"\aBackoff\x12-\n" +
+	"\x04base\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x04base\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\x01R\x06factor\x12+\n" +
+	"\x03max\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03max\"/\n" +
 	"\fFailResponse\x12\x1f\n" +
 	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\x90\x01\n" +
 	"\vHaltRequest\x12%\n" +
@@ -1629,7 +1705,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -1646,85 +1722,89 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*CompleteResult)(nil),        // 12: stint.v1.CompleteResult
 	(*CompleteManyResponse)(nil),  // 13: stint.v1.CompleteManyResponse
 	(*FailRequest)(nil),           // 14: stint.v1.FailRequest
-	(*FailResponse)(nil),          // 15: stint.v1.FailResponse
-	(*HaltRequest)(nil),           // 16: stint.v1.HaltRequest
-	(*HaltResponse)(nil),          // 17: stint.v1.HaltResponse
-	(*AckCancelRequest)(nil),      // 18: stint.v1.AckCancelRequest
-	(*AckCancelResponse)(nil),     // 19: stint.v1.AckCancelResponse
-	(*ReleaseRequest)(nil),        // 20: stint.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 21: stint.v1.ReleaseResponse
-	(*DeadLetterRequest)(nil),     // 22: stint.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 23: stint.v1.DeadLetterResponse
-	(*NoticesRequest)(nil),        // 24: stint.v1.NoticesRequest
-	(*NoticesResponse)(nil),       // 25: stint.v1.NoticesResponse
-	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
-	(*Job)(nil),                   // 27: stint.v1.Job
-	(*structpb.Value)(nil),        // 28: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 30: stint.v1.ErrorClass
+	(*Backoff)(nil),               // 15: stint.v1.Backoff
+	(*FailResponse)(nil),          // 16: stint.v1.FailResponse
+	(*HaltRequest)(nil),           // 17: stint.v1.HaltRequest
+	(*HaltResponse)(nil),          // 18: stint.v1.HaltResponse
+	(*AckCancelRequest)(nil),      // 19: stint.v1.AckCancelRequest
+	(*AckCancelResponse)(nil),     // 20: stint.v1.AckCancelResponse
+	(*ReleaseRequest)(nil),        // 21: stint.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 22: stint.v1.ReleaseResponse
+	(*DeadLetterRequest)(nil),     // 23: stint.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 24: stint.v1.DeadLetterResponse
+	(*NoticesRequest)(nil),        // 25: stint.v1.NoticesRequest
+	(*NoticesResponse)(nil),       // 26: stint.v1.NoticesResponse
+	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
+	(*Job)(nil),                   // 28: stint.v1.Job
+	(*structpb.Value)(nil),        // 29: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 31: stint.v1.ErrorClass
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	26, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	26, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	27, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	27, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	27, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	28, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	27, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	28, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	26, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	28, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	27, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	29, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	27, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	29, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	28, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	30, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	28, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	28, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	27, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	29, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	29, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	28, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	28, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	27, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	29, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	28, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	27, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	28, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	30, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	26, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	27, // 23: stint.v1.FailResponse.job:type_name -> stint.v1.Job
-	0,  // 24: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	27, // 25: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
-	0,  // 26: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	27, // 27: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
-	0,  // 28: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	27, // 29: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
-	0,  // 30: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	27, // 31: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
-	1,  // 32: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 33: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 34: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 35: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 36: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 37: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 38: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	16, // 39: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	18, // 40: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	20, // 41: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	22, // 42: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	24, // 43: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	2,  // 44: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 45: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 46: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 47: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 48: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 49: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	15, // 50: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	17, // 51: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	19, // 52: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	21, // 53: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	23, // 54: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	25, // 55: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	44, // [44:56] is the sub-list for method output_type
-	32, // [32:44] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	31, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	27, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
+	27, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	27, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	28, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
+	28, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
+	28, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
+	28, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
+	28, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	1,  // 35: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 36: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 37: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 38: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 39: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 40: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 41: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 42: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 43: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 44: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 45: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 46: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	2,  // 47: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 48: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 49: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 50: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 51: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 52: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 53: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 54: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 55: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 56: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 57: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 58: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	47, // [47:59] is the sub-list for method output_type
+	35, // [35:47] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -1739,7 +1819,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
