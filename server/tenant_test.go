@@ -88,6 +88,10 @@ func TestTenantSweep(t *testing.T) {
 				_, err := w.Release(ctx, connect.NewRequest(&stintv1.ReleaseRequest{Owner: o, Requeue: true}))
 				return err
 			},
+			"DeadLetter": func() error {
+				_, err := w.DeadLetter(ctx, connect.NewRequest(&stintv1.DeadLetterRequest{Owner: o, ReasonCode: "policy_violation"}))
+				return err
+			},
 			"RevokeToken": func() error {
 				_, err := adm.RevokeToken(ctx, connect.NewRequest(&stintv1.RevokeTokenRequest{Id: toks.Msg.Tokens[0].Id}))
 				return err
