@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
-	"github.com/stint-dev/stint/proto/stint/v1/stintv1connect"
 )
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
@@ -19,7 +18,7 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 // subscribers of Wakeups and LeaseNotices. Best effort like the store's own
 // broker: a subscriber that is behind misses notices, and pools poll anyway.
 type notices struct {
-	worker stintv1connect.WorkerServiceClient
+	s *Store
 
 	mu     sync.Mutex
 	queues map[chan string]struct{}
@@ -29,8 +28,8 @@ type notices struct {
 	closed bool
 }
 
-func newNotices(w stintv1connect.WorkerServiceClient) *notices {
-	return &notices{worker: w, queues: map[chan string]struct{}{}, jobs: map[chan string]struct{}{}}
+func newNotices(s *Store) *notices {
+	return &notices{s: s, queues: map[chan string]struct{}{}, jobs: map[chan string]struct{}{}}
 }
 
 // Wakeups returns a channel of queues that may have claimable jobs, heard
@@ -90,12 +89,13 @@ func (n *notices) close() {
 
 // run keeps the stream open until ctx ends: a dropped stream (a server
 // restarting, a load balancer's idle timeout) is opened again after a pause
-// that doubles up to 5s.
+// that doubles up to 5s, on the next server when this one is unreachable.
 func (n *notices) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	wait := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		stream, err := n.worker.Notices(ctx, connect.NewRequest(&stintv1.NoticesRequest{}))
+		k := n.s.current.Load()
+		stream, err := n.s.conns[k].worker.Notices(ctx, connect.NewRequest(&stintv1.NoticesRequest{}))
 		if err == nil {
 			for stream.Receive() {
 				m := stream.Msg()
@@ -108,7 +108,11 @@ func (n *notices) run(ctx context.Context, done chan struct{}) {
 					wait = 50 * time.Millisecond
 				}
 			}
+			err = stream.Err()
 			stream.Close()
+		}
+		if unreachable(err) {
+			n.s.current.CompareAndSwap(k, (k+1)%int64(len(n.s.conns)))
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stint-dev/stint/lifecycle"
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
+	"github.com/stint-dev/stint/proto/stint/v1/stintv1connect"
 	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
 )
@@ -17,9 +18,9 @@ func owner(p store.OwnerParams) *stintv1.Owner {
 	return &stintv1.Owner{JobId: p.JobID, LeaseId: p.LeaseID, RequestId: requestID(p.RequestID)}
 }
 
-// requestID is the request id of an owner call: the caller's, or a fresh one.
-// The server requires one so that a retry is recognized; the store's own
-// callers leave it empty when they do not retry.
+// requestID is the request id of a call: the caller's, or a fresh one, so
+// that a call repeated on another server of the cluster (see call) is
+// recognized as the same request.
 func requestID(id string) string {
 	if id != "" {
 		return id
@@ -40,7 +41,7 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) ([]st
 	if err := noNow(p.Now); err != nil {
 		return nil, err
 	}
-	req := &stintv1.EnqueueManyRequest{RequestId: p.RequestID}
+	req := &stintv1.EnqueueManyRequest{RequestId: requestID(p.RequestID)}
 	for _, sp := range p.Jobs {
 		ps, err := spec(sp, s.opts.Tenant)
 		if err != nil {
@@ -48,12 +49,12 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) ([]st
 		}
 		req.Jobs = append(req.Jobs, ps)
 	}
-	res, err := s.jobs.EnqueueMany(ctx, connect.NewRequest(req))
+	res, err := callJobs(ctx, s, stintv1connect.JobServiceClient.EnqueueMany, (req))
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	out := make([]store.EnqueueResult, len(res.Msg.Results))
-	for i, r := range res.Msg.Results {
+	out := make([]store.EnqueueResult, len(res.Results))
+	for i, r := range res.Results {
 		out[i] = store.EnqueueResult{Job: job(r.Job), Existing: r.Existing}
 	}
 	return out, nil
@@ -64,15 +65,15 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 	if err := noNow(p.Now); err != nil {
 		return nil, err
 	}
-	res, err := s.worker.Claim(ctx, connect.NewRequest(&stintv1.ClaimRequest{
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
 		Queues: p.Queues, Kinds: p.Kinds, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
-		Start: p.Start, WorkerId: p.WorkerID, RequestId: p.RequestID,
+		Start: p.Start, WorkerId: p.WorkerID, RequestId: requestID(p.RequestID),
 	}))
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	out := make([]store.Job, len(res.Msg.Jobs))
-	for i, j := range res.Msg.Jobs {
+	out := make([]store.Job, len(res.Jobs))
+	for i, j := range res.Jobs {
 		out[i] = job(j)
 	}
 	return out, nil
@@ -90,8 +91,8 @@ func (s *Store) JobStart(ctx context.Context, p *store.OwnerParams) (store.Job, 
 	if err := noNow(p.Now); err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.Start(ctx, connect.NewRequest(&stintv1.StartRequest{Owner: owner(*p)}))
-	return jobOf(msg(res), err)
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Start, (&stintv1.StartRequest{Owner: owner(*p)}))
+	return jobOf(res, err)
 }
 
 func (s *Store) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatParams) (store.Job, error) {
@@ -102,9 +103,9 @@ func (s *Store) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatParams) (
 	if err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.Heartbeat(ctx, connect.NewRequest(&stintv1.HeartbeatRequest{
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Heartbeat, (&stintv1.HeartbeatRequest{
 		Owner: owner(p.OwnerParams), LeaseTtl: durationpb.New(p.LeaseTTL), Progress: progress, Phase: p.Phase}))
-	return jobOf(msg(res), err)
+	return jobOf(res, err)
 }
 
 func (s *Store) JobCheckpoint(ctx context.Context, p *store.JobCheckpointParams) (store.Job, error) {
@@ -119,9 +120,9 @@ func (s *Store) JobCheckpoint(ctx context.Context, p *store.JobCheckpointParams)
 	if err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.Checkpoint(ctx, connect.NewRequest(&stintv1.CheckpointRequest{
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Checkpoint, (&stintv1.CheckpointRequest{
 		Owner: owner(p.OwnerParams), Checkpoint: cp, Progress: progress, Phase: p.Phase, Steps: p.Steps, Cost: p.Cost}))
-	return jobOf(msg(res), err)
+	return jobOf(res, err)
 }
 
 // JobComplete completes a batch in one call and one transaction.
@@ -138,12 +139,12 @@ func (s *Store) JobComplete(ctx context.Context, ps []store.JobCompleteParams) (
 		req.Completions = append(req.Completions, &stintv1.CompleteRequest{
 			Owner: owner(p.OwnerParams), Result: result, ResultPtr: p.ResultPtr, ExecutionMs: p.ExecutionMS})
 	}
-	res, err := s.worker.CompleteMany(ctx, connect.NewRequest(req))
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.CompleteMany, (req))
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	out := make([]store.Result, len(res.Msg.Results))
-	for i, r := range res.Msg.Results {
+	out := make([]store.Result, len(res.Results))
+	for i, r := range res.Results {
 		if r.ErrorCode != "" {
 			out[i].Err = itemError(r)
 			continue
@@ -181,33 +182,33 @@ func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (store.Job,
 	if retryAfter > 0 {
 		req.RetryAfter = durationpb.New(retryAfter)
 	}
-	res, err := s.worker.Fail(ctx, connect.NewRequest(req))
-	return jobOf(msg(res), err)
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Fail, (req))
+	return jobOf(res, err)
 }
 
 func (s *Store) JobHalt(ctx context.Context, p *store.JobHaltParams) (store.Job, error) {
 	if err := noNow(p.Now); err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.Halt(ctx, connect.NewRequest(&stintv1.HaltRequest{
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Halt, (&stintv1.HaltRequest{
 		Owner: owner(p.OwnerParams), ReasonCode: p.ReasonCode, Reason: p.Reason, ExecutionMs: p.ExecutionMS}))
-	return jobOf(msg(res), err)
+	return jobOf(res, err)
 }
 
 func (s *Store) JobRelease(ctx context.Context, p *store.JobReleaseParams) (store.Job, error) {
 	if err := noNow(p.Now); err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.Release(ctx, connect.NewRequest(&stintv1.ReleaseRequest{Owner: owner(p.OwnerParams), Reason: p.Reason, Requeue: p.Requeue}))
-	return jobOf(msg(res), err)
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Release, (&stintv1.ReleaseRequest{Owner: owner(p.OwnerParams), Reason: p.Reason, Requeue: p.Requeue}))
+	return jobOf(res, err)
 }
 
 func (s *Store) JobAckCancel(ctx context.Context, p *store.OwnerParams) (store.Job, error) {
 	if err := noNow(p.Now); err != nil {
 		return store.Job{}, err
 	}
-	res, err := s.worker.AckCancel(ctx, connect.NewRequest(&stintv1.AckCancelRequest{Owner: owner(*p)}))
-	return jobOf(msg(res), err)
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.AckCancel, (&stintv1.AckCancelRequest{Owner: owner(*p)}))
+	return jobOf(res, err)
 }
 
 // JobDeadLetter dead-letters the owner's job; the system form (no lease) is
@@ -223,8 +224,8 @@ func (s *Store) JobDeadLetter(ctx context.Context, p *store.JobDeadLetterParams)
 	if p.Error != nil {
 		req.ErrorCode, req.ErrorMessage = p.Error.Code, p.Error.Message
 	}
-	res, err := s.worker.DeadLetter(ctx, connect.NewRequest(req))
-	return jobOf(msg(res), err)
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.DeadLetter, (req))
+	return jobOf(res, err)
 }
 
 func (s *Store) JobCancel(ctx context.Context, p *store.JobCancelParams) (store.Job, error) {
@@ -234,13 +235,13 @@ func (s *Store) JobCancel(ctx context.Context, p *store.JobCancelParams) (store.
 	if p.ExpectedRev != nil {
 		return store.Job{}, lifecycle.Validationf("ExpectedRev is not offered over a server; cancel without it")
 	}
-	res, err := s.jobs.CancelJob(ctx, connect.NewRequest(&stintv1.CancelJobRequest{Id: p.JobID, Hard: p.Hard, Reason: p.Reason, RequestId: p.RequestID}))
-	return jobOf(msg(res), err)
+	res, err := callJobs(ctx, s, stintv1connect.JobServiceClient.CancelJob, (&stintv1.CancelJobRequest{Id: p.JobID, Hard: p.Hard, Reason: p.Reason, RequestId: p.RequestID}))
+	return jobOf(res, err)
 }
 
 func (s *Store) JobGet(ctx context.Context, id string) (store.Job, error) {
-	res, err := s.jobs.GetJob(ctx, connect.NewRequest(&stintv1.GetJobRequest{Id: id}))
-	return jobOf(msg(res), err)
+	res, err := callJobs(ctx, s, stintv1connect.JobServiceClient.GetJob, (&stintv1.GetJobRequest{Id: id}))
+	return jobOf(res, err)
 }
 
 // JobList pages through the server's listing until p.Limit jobs or the end.
@@ -256,28 +257,28 @@ func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]store.Jo
 	var out []store.Job
 	for len(out) < limit {
 		req.PageSize = int32(min(limit-len(out), 1000))
-		res, err := s.jobs.ListJobs(ctx, connect.NewRequest(req))
+		res, err := callJobs(ctx, s, stintv1connect.JobServiceClient.ListJobs, (req))
 		if err != nil {
 			return nil, fromWire(err)
 		}
-		for _, j := range res.Msg.Jobs {
+		for _, j := range res.Jobs {
 			out = append(out, job(j))
 		}
-		if res.Msg.NextPageToken == "" {
+		if res.NextPageToken == "" {
 			break
 		}
-		req.PageToken = res.Msg.NextPageToken
+		req.PageToken = res.NextPageToken
 	}
 	return out, nil
 }
 
 func (s *Store) JobEvents(ctx context.Context, id string) ([]store.Event, error) {
-	res, err := s.jobs.ListEvents(ctx, connect.NewRequest(&stintv1.ListEventsRequest{JobId: id}))
+	res, err := callJobs(ctx, s, stintv1connect.JobServiceClient.ListEvents, (&stintv1.ListEventsRequest{JobId: id}))
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	out := make([]store.Event, len(res.Msg.Events))
-	for i, e := range res.Msg.Events {
+	out := make([]store.Event, len(res.Events))
+	for i, e := range res.Events {
 		out[i] = event(e)
 	}
 	return out, nil
@@ -294,12 +295,4 @@ func (s *Store) JobProvenance(ctx context.Context, id string) (store.Provenance,
 		return store.Provenance{}, &Error{Kind: store.ErrNotFound, Code: connect.CodeNotFound, Msg: "job " + id + " is " + string(j.State) + ": provenance is recorded when it ends"}
 	}
 	return p, nil
-}
-
-// msg returns a response's message, or nil for a nil response.
-func msg[T any](r *connect.Response[T]) *T {
-	if r == nil {
-		return nil
-	}
-	return r.Msg
 }

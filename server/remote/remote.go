@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"connectrpc.com/connect"
 
@@ -27,6 +28,8 @@ import (
 // Options configure a remote store.
 type Options struct {
 	// URL is the server's base URL, such as http://127.0.0.1:7777; required.
+	// Several servers of one cluster may be given, comma-separated: calls go
+	// to one of them, and move to the next when it cannot be reached.
 	URL string
 	// Token is the bearer token's secret; required unless the server runs
 	// with --no-auth.
@@ -44,8 +47,8 @@ type Options struct {
 // Store is a store.Store over a server. It is safe for concurrent use.
 type Store struct {
 	opts    Options
-	jobs    stintv1connect.JobServiceClient
-	worker  stintv1connect.WorkerServiceClient
+	conns   []*conn
+	current atomic.Int64 // index into conns of the server in use
 	notices *notices
 
 	closeOnce sync.Once
@@ -59,24 +62,71 @@ func New(opts Options) (*Store, error) {
 	if opts.URL == "" {
 		return nil, errors.New("remote: Options.URL is required: the server's address, such as http://127.0.0.1:7777")
 	}
-	if !strings.HasPrefix(opts.URL, "http://") && !strings.HasPrefix(opts.URL, "https://") {
-		return nil, fmt.Errorf("remote: URL %q: expected http://HOST:PORT or https://HOST:PORT", opts.URL)
-	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
 	}
-	url := strings.TrimSuffix(opts.URL, "/")
 	auth := connect.WithInterceptors(bearer(opts.Token))
-	s := &Store{
-		opts:   opts,
-		jobs:   stintv1connect.NewJobServiceClient(opts.HTTPClient, url, auth),
-		worker: stintv1connect.NewWorkerServiceClient(opts.HTTPClient, url, auth),
+	s := &Store{opts: opts}
+	for u := range strings.SplitSeq(opts.URL, ",") {
+		u = strings.TrimSuffix(strings.TrimSpace(u), "/")
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("remote: URL %q: expected http://HOST:PORT or https://HOST:PORT, comma-separated", u)
+		}
+		s.conns = append(s.conns, &conn{
+			url:    u,
+			jobs:   stintv1connect.NewJobServiceClient(opts.HTTPClient, u, auth),
+			worker: stintv1connect.NewWorkerServiceClient(opts.HTTPClient, u, auth),
+		})
 	}
-	s.notices = newNotices(s.worker)
+	s.notices = newNotices(s)
 	return s, nil
+}
+
+// conn is the clients of one server.
+type conn struct {
+	url    string
+	jobs   stintv1connect.JobServiceClient
+	worker stintv1connect.WorkerServiceClient
+}
+
+// unreachable reports whether err says the server could not be reached (or
+// went away mid-call), so another server of the cluster may answer.
+func unreachable(err error) bool {
+	return connect.CodeOf(err) == connect.CodeUnavailable
+}
+
+// callJobs and callWorker send req with a method of the jobs or worker
+// client (a method expression such as stintv1connect.JobServiceClient.GetJob)
+// to the server in use; when that server is unreachable they try the next
+// ones, once each. Every call the store makes may be repeated: owner calls
+// carry a request id, enqueues and claims get one when the caller gave none,
+// cancels are idempotent.
+func callJobs[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.JobServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
+	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.jobs, ctx, connect.NewRequest(req)) })
+}
+
+func callWorker[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.WorkerServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
+	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.worker, ctx, connect.NewRequest(req)) })
+}
+
+func call[Res any](ctx context.Context, s *Store, send func(*conn) (*connect.Response[Res], error)) (*Res, error) {
+	start := s.current.Load()
+	var err error
+	for i := range int64(len(s.conns)) {
+		k := (start + i) % int64(len(s.conns))
+		var res *connect.Response[Res]
+		if res, err = send(s.conns[k]); err == nil {
+			s.current.CompareAndSwap(start, k)
+			return res.Msg, nil
+		}
+		if !unreachable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fromWire(err)
 }
 
 // bearer adds the token to every request, unary and streaming.
