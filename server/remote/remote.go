@@ -12,10 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -93,9 +96,18 @@ type conn struct {
 }
 
 // unreachable reports whether err says the server could not be reached (or
-// went away mid-call), so another server of the cluster may answer.
+// went away mid-call: a reset or closed connection), so another server of
+// the cluster may answer.
 func unreachable(err error) bool {
-	return connect.CodeOf(err) == connect.CodeUnavailable
+	if err == nil {
+		return false
+	}
+	if connect.CodeOf(err) == connect.CodeUnavailable {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // callJobs and callWorker send req with a method of the jobs or worker
@@ -126,7 +138,7 @@ func call[Res any](ctx context.Context, s *Store, send func(*conn) (*connect.Res
 			break
 		}
 	}
-	return nil, fromWire(err)
+	return nil, err // the caller turns it into the store's error with fromWire
 }
 
 // bearer adds the token to every request, unary and streaming.
