@@ -155,16 +155,16 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if err := pool.Start(runCtx); err != nil {
 		return err
 	}
-	stopAPI, err := a.startDevAPI(ctx, out, st, o.api)
+	if err := a.enqueueDemo(ctx, st, out, o.enqueueDemo, auto, order[0]); err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+	stopAPI, err := a.startDevAPI(context.WithoutCancel(ctx), out, st, o.api)
 	if err != nil {
 		_ = pool.Stop(context.Background())
 		return err
 	}
 	defer stopAPI()
-	if err := a.enqueueDemo(ctx, st, out, o.enqueueDemo, auto, order[0]); err != nil {
-		_ = pool.Stop(context.Background())
-		return err
-	}
 
 	<-ctx.Done()
 	fmt.Fprintf(out, "\n%s stopping: no new claims; running jobs get %s to finish, then are released (Ctrl-C again quits at once)\n",

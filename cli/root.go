@@ -93,6 +93,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.benchCmd(),
 		a.serverCmd(),
 		a.tokensCmd(),
+		a.workerCmd(),
 	)
 	return root
 }
