@@ -49,6 +49,9 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	}
 	next.Rev = job.Rev + 1
 	next.UpdatedAt = now
+	if FailedAttempt(op, actor, job.State) {
+		next.Failures++
+	}
 	settle(&next, job, actor, now)
 	if err := Check(next); err != nil {
 		return Step{}, fmt.Errorf("lifecycle: %s produced an invalid job: %w", op, err)
@@ -66,6 +69,7 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	if op == OpClaim || (ev.LeaseID == "" && job.LeaseID != "") {
 		ev.LeaseID = firstNonEmpty(next.LeaseID, job.LeaseID)
 	}
+	stamp(&ev, job, next, cmd)
 	return Step{Job: next, Event: &ev}, nil
 }
 
@@ -443,6 +447,26 @@ func errorDetails(j Job) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]any{"error": e, "run_at": j.RunAt})
 	return b
+}
+
+// stamp records on ev the times the transition set, so Verify can check the
+// row's columns against the log: run_at wherever it changed (or was set
+// anew), the lease expiry wherever the job stays leased, and the deadline of
+// a soft cancel whose grace was not the job's.
+func stamp(ev *Event, prev, next Job, c Command) {
+	switch {
+	case ev.Type == EventRetryScheduled || ev.Type == EventRequeued || ev.Type == EventUnblocked,
+		!next.RunAt.Equal(prev.RunAt):
+		t := next.RunAt
+		ev.RunAt = &t
+	}
+	if next.State.Leased() && next.LeaseExpiresAt != nil {
+		t := *next.LeaseExpiresAt
+		ev.LeaseExpiresAt = &t
+	}
+	if ev.Type == EventCancelRequested && c.CancelGrace > 0 && c.CancelGrace != prev.CancelGrace.D() {
+		ev.Details, _ = json.Marshal(cancelDetails{CancelDeadline: next.CancelDeadline})
+	}
 }
 
 func newEvent(j Job, from State, op Op, actor Actor, actorID, requestID, leaseID string, now time.Time) Event {

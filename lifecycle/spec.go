@@ -207,5 +207,7 @@ func New(id string, spec Spec, actorID, requestID string, now time.Time) (Step, 
 	}
 	e := newEvent(j, "", OpEnqueue, ActorClient, actorID, requestID, "", now)
 	e.Type, e.Reason = ev, j.Reason
+	runAt := j.RunAt
+	e.RunAt, e.SpecDigest = &runAt, SpecDigest(j)
 	return Step{Job: j, Event: &e}, nil
 }
