@@ -16,6 +16,7 @@ import (
 // no-op. Repeats detected by request id are the store's to catch, since only
 // it sees the event log.
 func Apply(job Job, cmd Command, now time.Time) (Step, error) {
+	cmd = cmd.cleaned()
 	if err := cmd.validate(&job); err != nil {
 		return Step{}, err
 	}
@@ -100,25 +101,50 @@ func (c Command) validate(j *Job) error {
 		if len(c.Result) > MaxPayloadBytes {
 			return reject(ErrValidation, j, c.Op, "result is %d bytes: the limit is %d; store it elsewhere and pass result_ptr", len(c.Result), MaxPayloadBytes)
 		}
-		if len(c.Result) > 0 && !json.Valid(c.Result) {
-			return reject(ErrValidation, j, c.Op, "result is not valid JSON")
+		if err := CheckJSON("result", c.Result); err != nil {
+			return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
 		}
 	case OpDeadLetter:
 		if !slices.Contains(DLQReasons, c.ReasonCode) {
 			return reject(ErrValidation, j, c.Op, "reason code %q: expected one of %v", c.ReasonCode, DLQReasons)
 		}
 	case OpCheckpoint:
-		if len(c.Checkpoint) > MaxPayloadBytes || (len(c.Checkpoint) > 0 && !json.Valid(c.Checkpoint)) {
+		if len(c.Checkpoint) > MaxPayloadBytes {
 			return reject(ErrValidation, j, c.Op, "checkpoint must be valid JSON of at most %d bytes", MaxPayloadBytes)
+		}
+		if err := CheckJSON("checkpoint", c.Checkpoint); err != nil {
+			return reject(ErrValidation, j, c.Op, "checkpoint must be valid JSON of at most %d bytes: %s", MaxPayloadBytes, inputProblem(err))
 		}
 		if c.UsageDelta.Steps < 0 || c.UsageDelta.Cost < 0 {
 			return reject(ErrValidation, j, c.Op, "usage deltas must not be negative")
 		}
 	}
-	if len(c.Progress) > 0 && !json.Valid(c.Progress) {
-		return reject(ErrValidation, j, c.Op, "progress is not valid JSON")
+	if err := CheckJSON("progress", c.Progress); err != nil {
+		return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+	}
+	if err := CheckTexts("actor id", c.ActorID, "request id", c.RequestID, "lease id", c.LeaseID,
+		"reason code", c.ReasonCode, "result_ptr", c.ResultPtr, "phase", c.Phase); err != nil {
+		return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+	}
+	if c.RetryAt != nil {
+		if err := CheckTime("retry_at", *c.RetryAt); err != nil {
+			return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+		}
 	}
 	return nil
+}
+
+// cleaned returns c with its free text (reason, error code and message)
+// made storable: a handler's failure is recorded, not refused, for the
+// bytes of its message.
+func (c Command) cleaned() Command {
+	c.Reason = cleanText(c.Reason)
+	if c.Error != nil {
+		e := *c.Error
+		e.Code, e.Message = cleanText(e.Code), cleanText(e.Message)
+		c.Error = &e
+	}
+	return c
 }
 
 // already reports whether the result of cmd already holds: the idempotent
