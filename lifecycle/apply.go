@@ -40,6 +40,10 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 		return Step{}, invalid(job, cmd)
 	}
 	next := job.Clone()
+	if FailedAttempt(cmd.Op, cmd.Actor, job.State) {
+		// Counted first: the retry budget (failTo, requeue) includes this one.
+		next.Failures++
+	}
 	op, actor, evType, err := transition(&next, cmd, now)
 	if err != nil {
 		return Step{}, err
@@ -50,9 +54,6 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	}
 	next.Rev = job.Rev + 1
 	next.UpdatedAt = now
-	if FailedAttempt(op, actor, job.State) {
-		next.Failures++
-	}
 	settle(&next, job, actor, now)
 	if err := Check(next); err != nil {
 		return Step{}, fmt.Errorf("lifecycle: %s produced an invalid job: %w", op, err)
@@ -227,8 +228,8 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 	case OpClaim:
 		// A queued job is due by definition (promote and unblock wait for
 		// run_at), so a claim does not look at run_at.
-		if next.Attempt >= next.MaxAttempts {
-			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d used)", next.Attempt, next.MaxAttempts)
+		if next.Failures >= next.MaxAttempts {
+			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d failed)", next.Failures, next.MaxAttempts)
 		}
 		exp := later(now, c.LeaseTTL)
 		next.State, next.Attempt = Claimed, next.Attempt+1
@@ -295,7 +296,9 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.Reason = firstNonEmpty(c.Reason, next.ReasonCode)
 		return op, actor, EventStalled, nil
 	case OpRequeue:
-		if next.Attempt < next.MaxAttempts {
+		// A release (the owner's graceful stop) used no retry: only failed
+		// attempts count against max_attempts.
+		if next.Failures < next.MaxAttempts {
 			next.State, next.RunAt = Queued, now
 			next.ReasonCode, next.Reason = "", ""
 			return op, actor, EventRequeued, nil
@@ -308,7 +311,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 			next.LastError = &JobError{Code: code, Message: fmt.Sprintf("the lease of attempt %d was lost and no attempts are left", next.Attempt), Attempt: next.Attempt}
 		}
 		next.State, next.ReasonCode = DeadLettered, code
-		next.Reason = fmt.Sprintf("no attempts left after %d", next.Attempt)
+		next.Reason = fmt.Sprintf("no attempts left after %d failed", next.Failures)
 		return op, actor, EventDeadLettered, nil
 	case OpDeadLetter:
 		next.State, next.ReasonCode = DeadLettered, c.ReasonCode
@@ -367,8 +370,8 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 	case e.Class == ClassPermanent || next.State == CancelRequested:
 		next.State, next.Error = Failed, e
 		return EventFailed
-	case next.Attempt < next.MaxAttempts:
-		at := later(now, c.Backoff.OrDefault().Delay(next.ID, next.Attempt))
+	case next.Failures < next.MaxAttempts:
+		at := later(now, c.Backoff.OrDefault().Delay(next.ID, next.Failures))
 		if c.RetryAt != nil && c.RetryAt.After(now) {
 			at = *c.RetryAt
 		}
@@ -387,7 +390,7 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 		return EventFailed
 	default:
 		next.State, next.ReasonCode = DeadLettered, ReasonExhaustedRetries
-		next.Reason = fmt.Sprintf("no attempts left after %d: %s", next.Attempt, e.Message)
+		next.Reason = fmt.Sprintf("no attempts left after %d failed: %s", next.Failures, e.Message)
 		return EventDeadLettered
 	}
 }
