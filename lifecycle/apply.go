@@ -234,13 +234,14 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		exp := later(now, c.LeaseTTL)
 		next.State, next.Attempt = Claimed, next.Attempt+1
 		next.Owner, next.LeaseID, next.LeaseExpiresAt = c.ActorID, c.LeaseID, &exp
-		next.Phase = ""
+		next.Phase, next.AttemptStartedAt = "", nil // this attempt has not started
 		return op, actor, EventClaimed, nil
 	case OpStart:
 		next.State = Running
 		if next.StartedAt == nil {
 			next.StartedAt = &now
 		}
+		next.AttemptStartedAt = &now
 		if next.Timeout > 0 {
 			t := later(now, next.Timeout.D())
 			next.TimeoutAt = &t
@@ -398,6 +399,8 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 // settle clears or records the fields whose presence the new state dictates.
 func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	if prev.State.Leased() && !next.State.Leased() {
+		// The attempt ended: it ran from its start (if it started) to now.
+		next.Usage.RuntimeMS += attemptRuntime(prev, now).Milliseconds()
 		next.LastOwner, next.LastLeaseID, next.LeaseEndedBy = prev.Owner, prev.LeaseID, actor
 		next.LastLeaseExpiresAt = prev.LeaseExpiresAt
 		next.Owner, next.LeaseID, next.LeaseExpiresAt, next.TimeoutAt = "", "", nil, nil
@@ -408,10 +411,22 @@ func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	if next.State.Terminal() {
 		next.FinishedAt = &now
 		next.ResultDigest = ResultDigest(next.Result, next.ResultPtr)
-		if next.StartedAt != nil {
-			next.Usage.RuntimeMS = now.Sub(*next.StartedAt).Milliseconds()
-		}
 	}
+}
+
+// attemptRuntime is how long j's current attempt has run at now: zero
+// unless it holds a lease and has started. Queue time and backoff between
+// attempts never count.
+func attemptRuntime(j Job, now time.Time) time.Duration {
+	if !j.State.Leased() || j.AttemptStartedAt == nil || now.Before(*j.AttemptStartedAt) {
+		return 0
+	}
+	return now.Sub(*j.AttemptStartedAt)
+}
+
+// runtime is the time j's attempts have run, the current one up to now.
+func runtime(j Job, now time.Time) time.Duration {
+	return time.Duration(j.Usage.RuntimeMS)*time.Millisecond + attemptRuntime(j, now)
 }
 
 func report(next *Job, c Command) {
@@ -434,7 +449,7 @@ func overBudget(j Job, now time.Time) string {
 		return fmt.Sprintf("step budget exceeded: %d of %d", j.Usage.Steps, b.MaxSteps)
 	case b.MaxCost > 0 && j.Usage.Cost > b.MaxCost:
 		return fmt.Sprintf("cost budget exceeded: %d of %d", j.Usage.Cost, b.MaxCost)
-	case b.MaxRuntime > 0 && j.StartedAt != nil && now.Sub(*j.StartedAt) > b.MaxRuntime.D():
+	case b.MaxRuntime > 0 && runtime(j, now) > b.MaxRuntime.D():
 		return fmt.Sprintf("runtime budget exceeded: %s", b.MaxRuntime.D())
 	}
 	return ""
