@@ -143,8 +143,13 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 	if err := lifecycle.CheckTexts("worker id", p.WorkerID, "request id", p.RequestID); err != nil {
 		return nil, err
 	}
-	for _, name := range append(append([]string(nil), p.Queues...), p.Kinds...) {
-		if err := lifecycle.CheckText("queue or kind", name); err != nil {
+	for _, q := range p.Queues {
+		if err := lifecycle.CheckName("queue", q); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range p.Kinds {
+		if err := lifecycle.CheckName("kind", k); err != nil {
 			return nil, err
 		}
 	}
