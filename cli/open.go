@@ -26,6 +26,9 @@ const (
 // applied: PostgreSQL when --database-url is set, otherwise the SQLite file
 // at --db. The caller closes it.
 func (a *app) openStore(ctx context.Context, mode openMode) (store.Store, error) {
+	if a.server != "" {
+		return a.openRemote()
+	}
 	if a.databaseURL != "" {
 		return a.openPostgres(ctx)
 	}

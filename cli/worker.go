@@ -26,15 +26,27 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// Environment variables of stint worker.
+// Environment variables that set --server and --token, the global flags
+// that send every command to a stint server.
 const (
 	EnvServer = "STINT_SERVER"
 	EnvToken  = "STINT_TOKEN"
 )
 
+// openRemote returns a store over the server of --server, as the token of
+// --token sees it.
+func (a *app) openRemote() (store.Store, error) {
+	if a.databaseURL != "" {
+		return nil, usageErrorf("--server and --database-url both name where jobs are: give one")
+	}
+	st, err := remote.New(remote.Options{URL: a.server, Token: a.token})
+	if err != nil {
+		return nil, usageErrorf("--server: %v", err)
+	}
+	return st, nil
+}
+
 type workerOptions struct {
-	server      string
-	token       string
 	queues      string
 	concurrency int
 	kinds       string
@@ -47,7 +59,7 @@ type workerOptions struct {
 
 func (a *app) workerCmd() *cobra.Command {
 	o := workerOptions{
-		server: a.env.Getenv(EnvServer), token: a.env.Getenv(EnvToken), queues: lifecycle.DefaultQueue,
+		queues: lifecycle.DefaultQueue,
 		concurrency: 1, kinds: "exec", killGrace: 10 * time.Second, maxOutput: 64 << 10, grace: 30 * time.Second,
 		leaseTTL: stint.DefaultLeaseTTL,
 	}
@@ -62,8 +74,8 @@ func (a *app) workerCmd() *cobra.Command {
 			"with error code exit_N: retried while attempts remain, or, when --retry-exit-codes is\n" +
 			"given, only for those codes. A cancel sends SIGTERM to CMD's process group, then SIGKILL\n" +
 			"after --kill-grace.\n\n" +
-			"With --server (env " + EnvServer + ") and --token (env " + EnvToken + ") it works through a stint\n" +
-			"server; otherwise on the database of --db or --database-url.",
+			"With the global --server (env " + EnvServer + ") and --token (env " + EnvToken + ") it works\n" +
+			"through a stint server; otherwise on the database of --db or --database-url.",
 		Example: `  stint worker --server http://ci:7777 --token $TOKEN --queues builds=4 --kinds build --exec -- ./build.sh
   stint worker --exec -- python3 job.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -78,8 +90,6 @@ func (a *app) workerCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.Bool("exec", true, "run the command after -- for each job (the only mode)")
-	f.StringVar(&o.server, "server", o.server, "URL of a stint server, or several of one cluster, comma-separated (env "+EnvServer+")")
-	f.StringVar(&o.token, "token", o.token, "bearer token of role worker (env "+EnvToken+")")
 	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "commands at once per queue when --queues gives no number")
 	f.StringVar(&o.kinds, "kinds", o.kinds, "job kinds to run, comma-separated")
@@ -100,12 +110,7 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	if err != nil {
 		return err
 	}
-	var st store.Store
-	if o.server != "" {
-		st, err = remote.New(remote.Options{URL: o.server, Token: o.token})
-	} else {
-		st, err = a.openStore(ctx, mustExist)
-	}
+	st, err := a.openStore(ctx, mustExist)
 	if err != nil {
 		return err
 	}

@@ -143,11 +143,12 @@ func jobErrorToProto(e *lifecycle.JobError) *stintv1.JobError {
 	return &stintv1.JobError{Code: e.Code, Message: e.Message, Class: classToProto(e.Class), Attempt: int32(e.Attempt)}
 }
 
-// jobToProto converts a job for tenant t: the queue loses the tenant's prefix
-// and the tenant is shown by its API name.
+// jobToProto converts a job for tenant t: the queue loses the tenant's
+// prefix. The tenant is the job's own (empty for the default tenant, as
+// local tools show it).
 func jobToProto(t tenant, j lifecycle.Job) *stintv1.Job {
 	p := &stintv1.Job{
-		Id: j.ID, Tenant: t.name, Kind: j.Kind, Queue: t.apiQueue(j.Queue), Topic: j.Topic,
+		Id: j.ID, Tenant: j.Tenant, Kind: j.Kind, Queue: t.apiQueue(j.Queue), Topic: j.Topic,
 		Priority: int32(j.Priority), Payload: jsonToStruct(j.Payload), ContextPtr: j.ContextPtr,
 		AdapterId: j.AdapterID, Env: j.Env, DedupeKey: j.DedupeKey, MaxAttempts: int32(j.MaxAttempts),
 		OnExhausted: stateToProto(j.OnExhausted), Timeout: dur(j.Timeout.D()), Deadline: tsPtr(j.Deadline),
