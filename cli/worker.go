@@ -59,7 +59,7 @@ type workerOptions struct {
 
 func (a *app) workerCmd() *cobra.Command {
 	o := workerOptions{
-		queues: lifecycle.DefaultQueue,
+		queues:      lifecycle.DefaultQueue,
 		concurrency: 1, kinds: "exec", killGrace: 10 * time.Second, maxOutput: 64 << 10, grace: 30 * time.Second,
 		leaseTTL: stint.DefaultLeaseTTL,
 	}
