@@ -30,6 +30,7 @@ type benchOptions struct {
 	cpuProfile string
 	asJSON     bool
 	noProgress bool
+	viaAPI     bool // cli/server.go: the pool and producers work through an API server
 }
 
 func (a *app) benchCmd() *cobra.Command {
@@ -63,6 +64,7 @@ func (a *app) benchCmd() *cobra.Command {
 	f.BoolVar(&o.keep, "keep", false, "keep the database (the temporary SQLite file, or the PostgreSQL schema) and print where it is")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&o.viaAPI, "via-api", false, "serve the fresh database on a loopback API server and run producers and pool through it, to measure the cost of the network")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
 	return cmd
 }
@@ -103,6 +105,13 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 		if err := pprof.StartCPUProfile(profile); err != nil {
 			return fmt.Errorf("start the CPU profile: %w", err)
 		}
+	}
+	if o.viaAPI {
+		var stop func()
+		if st, where, stop, err = a.benchViaAPI(ctx, st, where); err != nil {
+			return err
+		}
+		defer stop()
 	}
 	rep, err := bench.Run(ctx, st, o.cfg)
 	if profile != nil {

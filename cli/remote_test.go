@@ -94,3 +94,16 @@ func jsonField(t *testing.T, out, key string) string {
 	v, _ := m[key].(string)
 	return v
 }
+
+// TestBenchViaAPI: stint bench --via-api works a batch through a loopback
+// API server and its check passes.
+func TestBenchViaAPI(t *testing.T) {
+	t.Parallel()
+	var out, errs syncBuffer
+	env := cli.Env{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }}
+	code := cli.Main(context.Background(), []string{"bench", "--db", filepath.Join(t.TempDir(), "b.db"), "--jobs", "200",
+		"--batch", "50", "--latency-samples", "5", "--via-api", "--no-progress"}, env)
+	if code != 0 || !strings.Contains(out.String(), "through the API") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out.String(), errs.String())
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/server"
+	"github.com/stint-dev/stint/server/remote"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -219,4 +220,43 @@ func (a *app) startDevAPI(ctx context.Context, out io.Writer, st store.Store, ad
 		_ = api.stop()
 		_, _ = keeper.TokenRevoke(context.WithoutCancel(ctx), "", tok.ID)
 	}, nil
+}
+
+// benchViaAPI serves st on a loopback API server with a fresh admin token of
+// the default tenant, and returns a store over that server for stint bench
+// --via-api: what the bench measures then includes the network and the API.
+func (a *app) benchViaAPI(ctx context.Context, st store.Store, where string) (store.Store, string, func(), error) {
+	keeper, err := store.TokensOf(st)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	tok, secret, err := server.NewToken(server.DefaultTenant, store.RoleAdmin, "stint-bench")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if _, err := keeper.TokenCreate(ctx, tok); err != nil {
+		return nil, "", nil, err
+	}
+	api, err := serveAPI(st, server.Config{Logger: slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}, "127.0.0.1:0", nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rs, err := remote.New(remote.Options{URL: api.url, Token: secret})
+	if err != nil {
+		_ = api.stop()
+		return nil, "", nil, err
+	}
+	return benchStore{Store: rs, db: st}, where + " through the API at " + api.url, func() { rs.Close(); _ = api.stop() }, nil
+}
+
+// benchStore is the remote store of bench --via-api, except that the
+// bench's final check verifies the database itself: Verify is not offered
+// over the API.
+type benchStore struct {
+	store.Store
+	db store.Store
+}
+
+func (b benchStore) Verify(ctx context.Context, p *store.VerifyParams) (store.VerifyReport, error) {
+	return b.db.Verify(ctx, p)
 }

@@ -67,7 +67,11 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 	}
 	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
 		Queues: p.Queues, Kinds: p.Kinds, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
-		Start: p.Start, WorkerId: p.WorkerID, RequestId: requestID(p.RequestID),
+		// No request id of our own: a claim repeated on another server after
+		// a lost reply at worst leases jobs this worker never hears of, which
+		// the reaper requeues when their lease expires; a request id lookup
+		// on every claim costs more than that rare delay.
+		Start: p.Start, WorkerId: p.WorkerID, RequestId: p.RequestID,
 	}))
 	if err != nil {
 		return nil, fromWire(err)

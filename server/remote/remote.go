@@ -114,8 +114,9 @@ func unreachable(err error) bool {
 // client (a method expression such as stintv1connect.JobServiceClient.GetJob)
 // to the server in use; when that server is unreachable they try the next
 // ones, once each. Every call the store makes may be repeated: owner calls
-// carry a request id, enqueues and claims get one when the caller gave none,
-// cancels are idempotent.
+// carry a request id, enqueues get one when the caller gave none, cancels
+// are idempotent, and a repeated claim at worst leases jobs that come back
+// when their lease expires.
 func callJobs[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.JobServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
 	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.jobs, ctx, connect.NewRequest(req)) })
 }
