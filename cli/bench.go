@@ -98,6 +98,13 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 		bar = &progressLine{w: errOut}
 		o.cfg.Progress = bar.show
 	}
+	if o.viaAPI {
+		var stop func()
+		if st, where, stop, err = a.benchViaAPI(ctx, st, where); err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if !o.asJSON {
 		fmt.Fprintf(out, "stint bench: %s no-op jobs on %s, worker pool in its default configuration\n", groupDigits(o.cfg.Jobs), where)
 	}
@@ -105,13 +112,6 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 		if err := pprof.StartCPUProfile(profile); err != nil {
 			return fmt.Errorf("start the CPU profile: %w", err)
 		}
-	}
-	if o.viaAPI {
-		var stop func()
-		if st, where, stop, err = a.benchViaAPI(ctx, st, where); err != nil {
-			return err
-		}
-		defer stop()
 	}
 	rep, err := bench.Run(ctx, st, o.cfg)
 	if profile != nil {
