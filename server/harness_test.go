@@ -86,16 +86,33 @@ func (e *env) token(tenant string, role store.Role) string {
 	return secret
 }
 
-// bearer is a Connect interceptor that sends a token.
-func bearer(secret string) connect.ClientOption {
-	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if secret != "" {
-				req.Header().Set("Authorization", "Bearer "+secret)
-			}
-			return next(ctx, req)
+// bearer is a Connect interceptor that sends a token on unary and
+// streaming calls.
+func bearer(secret string) connect.ClientOption { return connect.WithInterceptors(bearerToken(secret)) }
+
+type bearerToken string
+
+func (b bearerToken) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if b != "" {
+			req.Header().Set("Authorization", "Bearer "+string(b))
 		}
-	}))
+		return next(ctx, req)
+	}
+}
+
+func (b bearerToken) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		if b != "" {
+			conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
+		}
+		return conn
+	}
+}
+
+func (b bearerToken) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }
 
 func (e *env) jobs(secret string) stintv1connect.JobServiceClient {
