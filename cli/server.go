@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/server/remote"
@@ -57,7 +58,7 @@ func (a *app) serverCmd() *cobra.Command {
 	f.StringVar(&o.clientCA, "client-ca", "", "CA file (PEM): require client certificates signed by it (mutual TLS)")
 	f.BoolVar(&o.noAuth, "no-auth", false, "serve without tokens: every caller is an admin of the default tenant")
 	f.BoolVar(&o.insecure, "insecure", false, "allow --no-auth on a non-loopback address")
-	f.Var(intFlag{p: &o.maxJSONBytes, min: 1, max: 64 << 20}, "max-payload-bytes", "largest payload, result, checkpoint or progress accepted, in bytes")
+	f.Var(intFlag{p: &o.maxJSONBytes, min: 1, max: lifecycle.MaxPayloadBytes}, "max-payload-bytes", "largest payload, result, checkpoint or progress accepted, in bytes (at most the store's own limit, 1 MiB)")
 	return cmd
 }
 

@@ -20,16 +20,6 @@ const (
 	maxPageSize     = 1000
 )
 
-// scopeRequest namespaces a request id by tenant: the store looks enqueue and
-// claim request ids up across all jobs, and one tenant's id must never
-// return another's jobs.
-func (t tenant) scopeRequest(id string) string {
-	if id == "" || t.name == DefaultTenant {
-		return id
-	}
-	return t.name + "/" + id
-}
-
 func (h *jobs) enqueue(ctx context.Context, specs []*stintv1.Spec, requestID string) ([]*stintv1.EnqueueResponse, error) {
 	p := principalOf(ctx)
 	if len(specs) == 0 || len(specs) > MaxBatch {

@@ -3,21 +3,12 @@ package server
 import (
 	"context"
 	"github.com/stint-dev/stint/lifecycle"
-	"strings"
 
 	"connectrpc.com/connect"
 
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
 	"github.com/stint-dev/stint/store"
 )
-
-// ownsQueue reports whether the store's queue q is one of the tenant's.
-func (t tenant) ownsQueue(q string) bool {
-	if t.name == DefaultTenant {
-		return !strings.Contains(q, "/")
-	}
-	return strings.HasPrefix(q, t.name+"/")
-}
 
 // Notices streams the tenant's share of the store's wake-ups and lease
 // notices until the client goes away or the server stops.

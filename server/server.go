@@ -94,6 +94,7 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithReadMaxBytes(16*cfg.MaxJSONBytes + 1<<20),
 		connect.WithCodec(strictJSON{"json"}),
 		connect.WithCodec(strictJSON{"json; charset=utf-8"}),
+		connect.WithInterceptors(logFailures(cfg.Logger)),
 	}
 	mux := http.NewServeMux()
 	mux.Handle(stintv1connect.NewJobServiceHandler(&jobs{svc}, opts...))
@@ -112,4 +113,20 @@ func (s *service) get(ctx context.Context, t tenant, id string) (store.Job, erro
 		return store.Job{}, notFound(id)
 	}
 	return j, toConnect(err)
+}
+
+// logFailures logs the calls that failed on the server's side (internal,
+// unknown, unavailable): the caller sees only the message, the operator
+// needs to know. Refusals of bad requests are the caller's business.
+func logFailures(log *slog.Logger) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			res, err := next(ctx, req)
+			switch connect.CodeOf(err) {
+			case connect.CodeInternal, connect.CodeUnknown, connect.CodeUnavailable, connect.CodeDataLoss:
+				log.ErrorContext(ctx, "server: call failed", "procedure", req.Spec().Procedure, "error", err)
+			}
+			return res, err
+		}
+	}
 }

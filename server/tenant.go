@@ -55,3 +55,21 @@ func (t tenant) owns(j store.Job) bool {
 	}
 	return t.name == DefaultTenant || strings.HasPrefix(j.Queue, t.name+"/")
 }
+
+// ownsQueue reports whether the store's queue q is one of the tenant's.
+func (t tenant) ownsQueue(q string) bool {
+	if t.name == DefaultTenant {
+		return !strings.Contains(q, "/")
+	}
+	return strings.HasPrefix(q, t.name+"/")
+}
+
+// scopeRequest namespaces a request id by tenant: the store looks enqueue and
+// claim request ids up across all jobs, and one tenant's id must never
+// return another's jobs.
+func (t tenant) scopeRequest(id string) string {
+	if id == "" || t.name == DefaultTenant {
+		return id
+	}
+	return t.name + "/" + id
+}
