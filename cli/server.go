@@ -166,6 +166,9 @@ func serveAPI(st store.Store, cfg server.Config, addr string, tlsCfg *tls.Config
 	base, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
+	if cfg.Logger != nil { // refused handshakes and the like, in the server's log
+		srv.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
+	}
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)
