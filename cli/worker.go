@@ -68,9 +68,10 @@ func (a *app) workerCmd() *cobra.Command {
 		Short: "Work jobs by running a command for each (a CI-style runner)",
 		Long: "worker claims jobs of the given kinds and runs CMD for each: the payload on its stdin, its\n" +
 			"identity in the environment (STINT_JOB_ID, STINT_ATTEMPT, STINT_MAX_ATTEMPTS, STINT_KIND,\n" +
-			"STINT_QUEUE, STINT_FENCING_TOKEN). It heartbeats while CMD runs and reports the phases\n" +
-			"starting, running and uploading. Exit 0 completes the job: stdout is the result when it\n" +
-			"is JSON, else {\"output\": its last --max-output bytes}. Any other exit N fails the attempt\n" +
+			"STINT_QUEUE, STINT_FENCING_TOKEN). It heartbeats while CMD runs, reports the phases\n" +
+			"starting, running and uploading, and every second the tail of CMD's output (stdout and\n" +
+			"stderr, the last --max-output bytes), which `stint jobs logs ID` shows. Exit 0 completes\n" +
+			"the job: stdout is the result when it is JSON, else {\"output\": its tail}. Any other exit N fails the attempt\n" +
 			"with error code exit_N: retried while attempts remain, or, when --retry-exit-codes is\n" +
 			"given, only for those codes. A cancel sends SIGTERM to CMD's process group, then SIGKILL\n" +
 			"after --kill-grace.\n\n" +
@@ -173,27 +174,37 @@ func (r *runner) Work(ctx context.Context, j *stint.Job) error {
 		"STINT_JOB_ID="+j.ID(), "STINT_ATTEMPT="+strconv.Itoa(j.Attempt()),
 		"STINT_MAX_ATTEMPTS="+strconv.Itoa(j.MaxAttempts()), "STINT_KIND="+j.Kind(),
 		"STINT_QUEUE="+j.Queue(), "STINT_FENCING_TOKEN="+f.LeaseID)
-	stdout, stderr := &tail{max: r.maxOutput}, &tail{max: r.maxOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// stdout is the result; the log, both streams as they interleave, is
+	// reported as the job's progress for `stint jobs logs`.
+	stdout, stderr, log := &tail{max: r.maxOutput}, &tail{max: r.maxOutput}, &tail{max: r.maxOutput}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, log), io.MultiWriter(stderr, log)
 	if err := cmd.Start(); err != nil {
 		return stint.WithCode("runner_startup", fmt.Errorf("start %s: %w", r.argv[0], err))
 	}
 	_ = j.Phase(ctx, "running")
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	reported := 0
 	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+wait:
+	for {
 		select {
-		case <-done:
-		case <-r.clock.After(r.killGrace):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+		case err = <-done:
+			break wait
+		case <-ctx.Done():
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-r.clock.After(r.killGrace):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+			return context.Cause(ctx)
+		case <-r.clock.After(logEvery):
+			reported = reportLog(ctx, j, log, reported)
 		}
-		return context.Cause(ctx)
 	}
+	reportLog(ctx, j, log, reported)
 	_ = j.Phase(ctx, "uploading")
 	if err == nil {
 		out, cut := stdout.bytes()
@@ -218,17 +229,43 @@ func (r *runner) Work(ctx context.Context, j *stint.Job) error {
 	return failure
 }
 
+// logEvery is how often a running command's new output is reported: a
+// write per job per second at most, a human pace.
+const logEvery = time.Second
+
+// jobLog is the progress stint worker reports: the tail of the command's
+// output, and whether its start was cut off.
+type jobLog struct {
+	Log string `json:"log"`
+	Cut bool   `json:"log_cut,omitempty"`
+}
+
+// reportLog reports the output as the job's progress when it grew since
+// written bytes were reported, and returns how many are reported now.
+func reportLog(ctx context.Context, j *stint.Job, log *tail, reported int) int {
+	b, cut, written := log.snapshot()
+	if written == reported {
+		return reported
+	}
+	if err := j.Progress(ctx, jobLog{Log: string(b), Cut: cut}); err != nil {
+		return reported // the lease is gone or the store is away; the outcome says so
+	}
+	return written
+}
+
 // tail keeps the last max bytes written to it.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-	cut bool
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	cut     bool
+	written int
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.written += len(p)
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf, t.cut = append(t.buf[:0], t.buf[over:]...), true
@@ -238,7 +275,13 @@ func (t *tail) Write(p []byte) (int, error) {
 
 // bytes returns what was kept and whether the start was cut off.
 func (t *tail) bytes() ([]byte, bool) {
+	b, cut, _ := t.snapshot()
+	return b, cut
+}
+
+// snapshot is bytes and the count of all bytes ever written.
+func (t *tail) snapshot() ([]byte, bool, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...), t.cut
+	return append([]byte(nil), t.buf...), t.cut, t.written
 }

@@ -29,6 +29,7 @@ case "$p" in
 *'"ok"'*) echo "{\"job\":\"$STINT_JOB_ID\",\"attempt\":$STINT_ATTEMPT,\"fenced\":\"${STINT_FENCING_TOKEN:+yes}\"}" ;;
 *'"fail3"'*) echo boom >&2; exit 3 ;;
 *'"retry75"'*) exit 75 ;;
+*'"talk"'*) echo to-stdout; echo to-stderr >&2 ;;
 *'"sleep"'*) sleep 300 & echo $! > "$PIDFILE"; wait ;;
 esac`
 
@@ -62,7 +63,7 @@ func TestWorkerExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	ok, fail3, retry75, sleeper := enqueue("ok", 3), enqueue("fail3", 3), enqueue("retry75", 2), enqueue("sleep", 1)
+	ok, fail3, retry75, sleeper, talk := enqueue("ok", 3), enqueue("fail3", 3), enqueue("retry75", 2), enqueue("sleep", 1), enqueue("talk", 1)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
@@ -104,6 +105,19 @@ func TestWorkerExec(t *testing.T) {
 		}
 		if err := json.Unmarshal(j.Result, &r); err != nil || r.Job != ok || r.Attempt != 1 || r.Fenced != "yes" {
 			t.Fatalf("result %s (%v)", j.Result, err)
+		}
+	})
+	t.Run("output is kept for jobs logs", func(t *testing.T) {
+		j := wait(t, talk, lifecycle.Succeeded)
+		if !strings.Contains(string(j.Result), `"output":"to-stdout\n"`) {
+			t.Fatalf("result %s", j.Result)
+		}
+		var logs syncBuffer
+		if code := cli.Main(context.Background(), []string{"--db", db, "jobs", "logs", talk}, cli.Env{Stdout: &logs, Stderr: &logs}); code != 0 {
+			t.Fatalf("jobs logs: exit %d: %s", code, logs.String())
+		}
+		if got := logs.String(); !strings.Contains(got, "to-stdout\n") || !strings.Contains(got, "to-stderr\n") {
+			t.Fatalf("jobs logs printed %q", got)
 		}
 	})
 	t.Run("exit 3 fails at once", func(t *testing.T) {
