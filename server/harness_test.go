@@ -24,9 +24,9 @@ import (
 // STINT_TEST_DATABASE_URL is set (the subtest is skipped otherwise).
 var backends = []struct {
 	name string
-	open func(t *testing.T) store.Store
+	open func(t testing.TB) store.Store
 }{
-	{"sqlite", func(t *testing.T) store.Store {
+	{"sqlite", func(t testing.TB) store.Store {
 		s, err := sqlite.OpenStore(t.Context(), filepath.Join(t.TempDir(), "stint.db"), sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ var backends = []struct {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}},
-	{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
+	{"postgres", func(t testing.TB) store.Store { return pgtest.NewStore(t) }},
 }
 
 // eachBackend runs fn as a parallel subtest on each backend.
@@ -50,14 +50,14 @@ func eachBackend(t *testing.T, fn func(t *testing.T, s store.Store)) {
 
 // env is a running API server on a store.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	s     store.Store
 	url   string
 	clock clock.Clock
 }
 
 // start serves the API on s with an httptest server; cfg.Store is set.
-func start(t *testing.T, s store.Store, cfg server.Config) *env {
+func start(t testing.TB, s store.Store, cfg server.Config) *env {
 	t.Helper()
 	cfg.Store = s
 	h, err := server.New(cfg)
