@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stint-dev/stint/clock"
@@ -38,6 +39,10 @@ type writer struct {
 	closed bool
 	wake   chan struct{} // one pending signal that the queue is not empty
 	done   chan struct{} // closed when the loop has exited
+
+	// commits and busyRetries count committed groups and attempts retried
+	// because the database was busy (for tests and measurements).
+	commits, busyRetries atomic.Int64
 }
 
 // writeReq is one transaction waiting for the writer.
@@ -146,6 +151,7 @@ func (w *writer) commit(group []*writeReq) {
 			return
 		}
 		if isBusy(err) && alive(group) {
+			w.busyRetries.Add(1)
 			time.Sleep(wait) // the writer's own backoff; no caller is acknowledged meanwhile
 			wait = min(2*wait, 100*time.Millisecond)
 			continue
@@ -190,6 +196,7 @@ func (w *writer) attempt(group []*writeReq) error {
 		w.rollback(ctx)
 		return err
 	}
+	w.commits.Add(1)
 	return nil
 }
 
