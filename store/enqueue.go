@@ -20,6 +20,9 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 	if len(p.Jobs) > MaxBatch {
 		return nil, lifecycle.Validationf("%d jobs in one enqueue: the limit is %d; split the batch", len(p.Jobs), MaxBatch)
 	}
+	if err := lifecycle.CheckTexts("actor id", p.ActorID, "request id", p.RequestID); err != nil {
+		return nil, err
+	}
 	var out []EnqueueResult
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		t, err := now(ctx, tx, p.Now)
@@ -136,6 +139,14 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		return nil, lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
 	case p.LeaseTTL <= 0:
 		return nil, lifecycle.Validationf("lease TTL must be positive")
+	}
+	if err := lifecycle.CheckTexts("worker id", p.WorkerID, "request id", p.RequestID); err != nil {
+		return nil, err
+	}
+	for _, name := range append(append([]string(nil), p.Queues...), p.Kinds...) {
+		if err := lifecycle.CheckText("queue or kind", name); err != nil {
+			return nil, err
+		}
 	}
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {

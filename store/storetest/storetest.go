@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Reads", testReads},
 		{"Verify", testVerify},
 		{"StoreClock", testStoreClock},
+		{"Inputs", testInputs},
 		{"SubMicrosecond", testSubMicrosecond},
 		{"Retain", testRetain},
 		{"Leader", testLeader},
