@@ -9,9 +9,9 @@ const (
 	qInsertMigration = `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`
 	qHasMigrations   = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
 
-	qJobInsert = `INSERT INTO jobs (` + jobColumns + `)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-            ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// qJobInsertHead and qEventInsertHead take VALUES for one or more rows
+	// (see insertQuery).
+	qJobInsertHead = `INSERT INTO jobs (` + jobColumns + `)`
 	// qJobUpdate writes the mutable columns only: a transition never
 	// rewrites the payload or any other part of the spec.
 	qJobUpdate = `UPDATE jobs SET (` + jobMutable + `) =
@@ -46,8 +46,7 @@ const (
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied')
     ORDER BY deadline, id LIMIT ?`
 
-	qEventInsert = `INSERT INTO job_events (` + eventColumns + `)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qEventInsertHead    = `INSERT INTO job_events (` + eventColumns + `)`
 	qEventJobsByRequest = `SELECT DISTINCT job_id FROM job_events WHERE request_id = ? AND request_id <> '' AND type = ?`
 	qEventByRequest     = eventSelect + ` WHERE e.request_id = ? AND e.request_id <> '' AND e.job_id = ? ORDER BY e.id LIMIT 1`
 	qEventList          = eventSelect + ` WHERE e.job_id IN (SELECT value FROM json_each(?)) ORDER BY e.job_id, e.rev`

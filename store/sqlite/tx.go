@@ -35,6 +35,9 @@ type txn struct {
 	// writer's transactions; see detached).
 	detach bool
 	now    time.Time
+	// seen holds the job rows this (writing) transaction read, as they
+	// were read or last written: the base of JobUpdate's changed columns.
+	seen map[string]lifecycle.Job
 }
 
 // stmtCtx is the context statements of this transaction run under.
@@ -56,37 +59,54 @@ func (t *txn) Now(context.Context) (time.Time, error) {
 }
 
 func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
-	st, err := t.prep(ctx, qJobInsert)
-	if err != nil {
-		return err
-	}
-	for i := range jobs {
-		j := &jobs[i]
-		args, err := immutableArgs(j)
-		if err != nil {
-			return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+	const cols = 65 // jobImmutable and jobMutable
+	for len(jobs) > 0 {
+		chunk := jobs[:min(len(jobs), insertChunk)]
+		jobs = jobs[len(chunk):]
+		args := make([]any, 0, cols*len(chunk))
+		for i := range chunk {
+			j := &chunk[i]
+			imm, err := immutableArgs(j)
+			if err != nil {
+				return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+			}
+			args = append(append(args, imm...), mutableArgs(j)...)
 		}
-		if _, err := st.ExecContext(t.stmtCtx(ctx), append(args, mutableArgs(j)...)...); err != nil {
-			return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+		st, err := t.prep(ctx, insertQuery(qJobInsertHead, cols, len(chunk)))
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(t.stmtCtx(ctx), args...); err != nil {
+			return fmt.Errorf("sqlite: insert jobs %s (and %d more): %w", chunk[0].ID, len(chunk)-1, err)
 		}
 	}
 	return nil
 }
 
 func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
-	st, err := t.prep(ctx, qJobUpdate)
-	if err != nil {
-		return err
-	}
 	for i := range updates {
-		j := &updates[i].Job
-		res, err := st.ExecContext(t.stmtCtx(ctx), append(mutableArgs(j), j.ID, updates[i].PrevRev)...)
+		u := &updates[i]
+		j := &u.Job
+		query, args := qJobUpdate, mutableArgs(j)
+		if old, ok := t.seen[j.ID]; ok && old.Rev == u.PrevRev {
+			var mask uint64
+			mask, args = changedColumns(mutableArgs(&old), args)
+			query = updateQuery(mask)
+		}
+		st, err := t.prep(ctx, query)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(t.stmtCtx(ctx), append(args, j.ID, u.PrevRev)...)
 		if err != nil {
 			return fmt.Errorf("sqlite: update job %s: %w", j.ID, err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: j.ID,
-				Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", updates[i].PrevRev)}
+				Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", u.PrevRev)}
+		}
+		if t.seen != nil {
+			t.seen[j.ID] = *j
 		}
 	}
 	return nil
@@ -173,18 +193,26 @@ func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.J
 
 // jobs runs a query whose columns are jobColumns.
 func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
-	return collect(ctx, t, query, newJobScanner().scan, args...)
+	jobs, err := collect(ctx, t, query, newJobScanner().scan, args...)
+	t.remember(jobs)
+	return jobs, err
 }
 
 func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
-	st, err := t.prep(ctx, qEventInsert)
-	if err != nil {
-		return err
-	}
-	for i := range events {
-		e := &events[i]
-		if _, err := st.ExecContext(t.stmtCtx(ctx), eventArgs(e)...); err != nil {
-			return fmt.Errorf("sqlite: insert event %s rev %d: %w", e.JobID, e.Rev, err)
+	const cols = 17 // eventColumns
+	for len(events) > 0 {
+		chunk := events[:min(len(events), insertChunk)]
+		events = events[len(chunk):]
+		args := make([]any, 0, cols*len(chunk))
+		for i := range chunk {
+			args = append(args, eventArgs(&chunk[i])...)
+		}
+		st, err := t.prep(ctx, insertQuery(qEventInsertHead, cols, len(chunk)))
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(t.stmtCtx(ctx), args...); err != nil {
+			return fmt.Errorf("sqlite: insert events of job %s rev %d (and %d more): %w", chunk[0].JobID, chunk[0].Rev, len(chunk)-1, err)
 		}
 	}
 	return nil

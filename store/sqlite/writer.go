@@ -178,21 +178,34 @@ func alive(group []*writeReq) bool {
 	return false
 }
 
-// attempt runs every member of group in a savepoint of one transaction and
-// commits it. It returns an error when the transaction as a whole failed
-// (nothing of it is written); members' own failures are in their err.
+// attempt runs every member of group in one transaction and commits it. It
+// returns an error when the transaction as a whole failed (nothing of it is
+// written); members' own failures are in their err.
 func (w *writer) attempt(group []*writeReq) error {
 	ctx := context.Background()
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := w.execSQL(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
-	for _, r := range group {
-		if err := w.member(ctx, r); err != nil {
+	if len(group) == 1 {
+		// Alone in its group, a transaction needs no savepoint: its failure
+		// rolls back the whole transaction.
+		r := group[0]
+		if r.err = r.ctx.Err(); r.err == nil {
+			r.err = r.fn(w.txn())
+		}
+		if r.err != nil {
 			w.rollback(ctx)
-			return err
+			return nil
+		}
+	} else {
+		for _, r := range group {
+			if err := w.member(ctx, r); err != nil {
+				w.rollback(ctx)
+				return err
+			}
 		}
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := w.execSQL(ctx, "COMMIT"); err != nil {
 		w.rollback(ctx)
 		return err
 	}
@@ -200,33 +213,45 @@ func (w *writer) attempt(group []*writeReq) error {
 	return nil
 }
 
-// member runs one transaction in a savepoint. Its own failure rolls back to
-// the savepoint and lands in r.err; the error returned means the enclosing
-// transaction is lost.
+// txn returns a transaction on the writer's connection.
+func (w *writer) txn() *txn {
+	return &txn{q: detached{w.conn}, prep: w.prepare, clock: w.clock, detach: true}
+}
+
+// member runs one transaction of a group in a savepoint. Its own failure
+// rolls back to the savepoint and lands in r.err; the error returned means
+// the enclosing transaction is lost.
 func (w *writer) member(ctx context.Context, r *writeReq) error {
 	r.err = nil
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
 		return nil
 	}
-	if _, err := w.conn.ExecContext(ctx, "SAVEPOINT member"); err != nil {
+	if err := w.execSQL(ctx, "SAVEPOINT member"); err != nil {
 		return err
 	}
-	r.err = r.fn(&txn{q: detached{w.conn}, prep: w.prepare, clock: w.clock, detach: true})
+	r.err = r.fn(w.txn())
 	if r.err != nil {
-		if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO member"); err != nil {
+		if err := w.execSQL(ctx, "ROLLBACK TO member"); err != nil {
 			return fmt.Errorf("sqlite: roll back a failed transaction: %w (it failed with: %v)", err, r.err)
 		}
 	}
-	if _, err := w.conn.ExecContext(ctx, "RELEASE member"); err != nil {
+	return w.execSQL(ctx, "RELEASE member")
+}
+
+// execSQL runs one of the writer's own statements, prepared once.
+func (w *writer) execSQL(ctx context.Context, query string) error {
+	st, err := w.prepare(ctx, query)
+	if err != nil {
 		return err
 	}
-	return nil
+	_, err = st.ExecContext(ctx)
+	return err
 }
 
 // rollback ends a failed transaction; an error means none was open.
 func (w *writer) rollback(ctx context.Context) {
-	_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+	_ = w.execSQL(ctx, "ROLLBACK")
 }
 
 // prepare returns query prepared on the writer's connection, preparing it
