@@ -42,9 +42,13 @@ type Driver struct {
 var _ store.Driver = (*Driver)(nil)
 
 // pragmas are set on every connection. synchronous=FULL makes every commit
-// durable before it is acknowledged; the WAL checkpoints itself every 1,000
-// pages (SQLite's wal_autocheckpoint default, kept).
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+// durable before it is acknowledged. The WAL checkpoints itself every 1,000
+// pages (SQLite's wal_autocheckpoint default, kept); a long reader stops
+// checkpoints from resetting it and the file grows meanwhile, so
+// journal_size_limit truncates it back to 64 MiB at the next reset rather
+// than leaving it at its peak size.
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
+	"&_pragma=wal_autocheckpoint(1000)&_pragma=journal_size_limit(67108864)"
 
 func fileURI(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() }
 

@@ -51,6 +51,22 @@ type writeReq struct {
 	fn   func(*txn) error
 	err  error
 	done chan struct{}
+	// panicked holds what fn panicked with, re-raised in the caller's
+	// goroutine: a panic in one transaction must not take down the writer.
+	panicked any
+}
+
+// errPanicked stands for a member's panic until its caller re-raises it.
+var errPanicked = errors.New("sqlite: the transaction panicked")
+
+// run calls r.fn, turning a panic into errPanicked.
+func (r *writeReq) run(t *txn) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.panicked, err = v, errPanicked
+		}
+	}()
+	return r.fn(t)
 }
 
 func newWriter(conn *sql.Conn, clk clock.Clock) *writer {
@@ -81,6 +97,9 @@ func (w *writer) do(ctx context.Context, fn func(*txn) error) error {
 	// Once queued, the outcome is the commit's: wait for it even if ctx
 	// ends, so a caller never hears "cancelled" for a write that committed.
 	<-r.done
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
 	return r.err
 }
 
@@ -190,8 +209,9 @@ func (w *writer) attempt(group []*writeReq) error {
 		// Alone in its group, a transaction needs no savepoint: its failure
 		// rolls back the whole transaction.
 		r := group[0]
+		r.panicked = nil
 		if r.err = r.ctx.Err(); r.err == nil {
-			r.err = r.fn(w.txn())
+			r.err = r.run(w.txn())
 		}
 		if r.err != nil {
 			w.rollback(ctx)
@@ -222,7 +242,7 @@ func (w *writer) txn() *txn {
 // rolls back to the savepoint and lands in r.err; the error returned means
 // the enclosing transaction is lost.
 func (w *writer) member(ctx context.Context, r *writeReq) error {
-	r.err = nil
+	r.err, r.panicked = nil, nil
 	if err := r.ctx.Err(); err != nil {
 		r.err = err
 		return nil
@@ -230,7 +250,7 @@ func (w *writer) member(ctx context.Context, r *writeReq) error {
 	if err := w.execSQL(ctx, "SAVEPOINT member"); err != nil {
 		return err
 	}
-	r.err = r.fn(w.txn())
+	r.err = r.run(w.txn())
 	if r.err != nil {
 		if err := w.execSQL(ctx, "ROLLBACK TO member"); err != nil {
 			return fmt.Errorf("sqlite: roll back a failed transaction: %w (it failed with: %v)", err, r.err)

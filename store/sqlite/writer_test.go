@@ -254,3 +254,54 @@ func TestGroupCommitCancelledWhileQueued(t *testing.T) {
 		t.Errorf("a cancelled transaction wrote %v", got)
 	}
 }
+
+func TestGroupCommitPanicReachesItsCallerOnly(t *testing.T) {
+	d, path := openDriver(t)
+	release, held := hold(t, d)
+	a := submit(d, insert("a"))
+	waitQueued(t, d, 1)
+	b := make(chan any, 1)
+	go func() {
+		defer func() { b <- recover() }()
+		d.InTx(context.Background(), func(tx store.Tx) error {
+			insert("b")(tx)
+			panic("handler bug")
+		})
+	}()
+	waitQueued(t, d, 2)
+	release()
+	<-held
+	if err := <-a; err != nil {
+		t.Errorf("a: %v", err)
+	}
+	if v := <-b; v != "handler bug" {
+		t.Errorf("b recovered %v, want its own panic", v)
+	}
+	if got := keys(t, path); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("committed %v, want [a]", got)
+	}
+	exec(t, d, `INSERT INTO scratch VALUES ('after')`)
+}
+
+// TestWriterDurability checks the settings the group commit's durability
+// rests on: WAL, synchronous=FULL, automatic checkpoints kept.
+func TestWriterDurability(t *testing.T) {
+	d, _ := openDriver(t)
+	want := map[string]string{"journal_mode": "wal", "synchronous": "2", "wal_autocheckpoint": "1000",
+		"journal_size_limit": "67108864"}
+	err := d.InTx(t.Context(), func(tx store.Tx) error {
+		for p, w := range want {
+			var got string
+			if err := tx.(*txn).q.QueryRowContext(t.Context(), "PRAGMA "+p).Scan(&got); err != nil {
+				return err
+			}
+			if got != w {
+				t.Errorf("PRAGMA %s = %s, want %s", p, got, w)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
