@@ -117,11 +117,13 @@ func (w *writer) close() error {
 	already := w.closed
 	w.closed = true
 	w.mu.Unlock()
-	if !already {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+	if already {
+		<-w.done
+		return nil
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 	<-w.done
 	var errs []error
