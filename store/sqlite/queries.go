@@ -12,14 +12,9 @@ const (
 	// qJobInsertHead and qEventInsertHead take VALUES for one or more rows
 	// (see insertQuery).
 	qJobInsertHead = `INSERT INTO jobs (` + jobColumns + `)`
-	// qJobUpdate writes the mutable columns only: a transition never
-	// rewrites the payload or any other part of the spec.
-	qJobUpdate = `UPDATE jobs SET (` + jobMutable + `) =
-    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    WHERE id = ? AND rev = ?`
-	qJobGet      = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
-	qJobGetOne   = `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`
-	qJobByDedupe = `SELECT ` + jobColumns + ` FROM jobs WHERE tenant = ? AND dedupe_key = ?
+	qJobGet        = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (SELECT value FROM json_each(?))`
+	qJobGetOne     = `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`
+	qJobByDedupe   = `SELECT ` + jobColumns + ` FROM jobs WHERE tenant = ? AND dedupe_key = ?
     AND state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied') LIMIT 1`
 	// qJobClaimable reads one queue's claim index in claim order; a claim
 	// over several queues runs it per queue and merges (an IN list over

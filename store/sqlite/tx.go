@@ -84,32 +84,88 @@ func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
 }
 
 func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
+	// Updates that change the same columns go out together, up to
+	// insertChunk rows per statement: one statement opens the table's and
+	// the indexes' cursors once for all its rows.
+	var order []uint64
+	byMask := map[uint64][]rowUpdate{}
 	for i := range updates {
 		u := &updates[i]
-		j := &u.Job
-		query, args := qJobUpdate, mutableArgs(j)
-		if old, ok := t.seen[j.ID]; ok && old.Rev == u.PrevRev {
-			var mask uint64
+		args := mutableArgs(&u.Job)
+		mask := allColumns
+		if old, ok := t.seen[u.Job.ID]; ok && old.Rev == u.PrevRev {
 			mask, args = changedColumns(mutableArgs(&old), args)
-			query = updateQuery(mask)
 		}
-		st, err := t.prep(ctx, query)
-		if err != nil {
-			return err
+		if _, ok := byMask[mask]; !ok {
+			order = append(order, mask)
 		}
-		res, err := st.ExecContext(t.stmtCtx(ctx), append(args, j.ID, u.PrevRev)...)
-		if err != nil {
-			return fmt.Errorf("sqlite: update job %s: %w", j.ID, err)
+		byMask[mask] = append(byMask[mask], rowUpdate{u: u, args: args})
+	}
+	for _, mask := range order {
+		rows := byMask[mask]
+		for len(rows) > 0 {
+			chunk := rows[:min(len(rows), insertChunk)]
+			rows = rows[len(chunk):]
+			if err := t.updateRows(ctx, mask, chunk); err != nil {
+				return err
+			}
 		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: j.ID,
-				Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", u.PrevRev)}
-		}
-		if t.seen != nil {
-			t.seen[j.ID] = *j
+	}
+	if t.seen != nil {
+		for i := range updates {
+			t.seen[updates[i].Job.ID] = updates[i].Job
 		}
 	}
 	return nil
+}
+
+// rowUpdate is one job's update: the values of the changed columns.
+type rowUpdate struct {
+	u    *store.JobUpdate
+	args []any
+}
+
+// updateRows writes rows that change the columns in mask, in one statement.
+func (t *txn) updateRows(ctx context.Context, mask uint64, rows []rowUpdate) error {
+	var query string
+	var args []any
+	if len(rows) == 1 {
+		query = updateQuery(mask)
+		args = append(rows[0].args, rows[0].u.Job.ID, rows[0].u.PrevRev)
+	} else {
+		query = updateManyQuery(mask, len(rows))
+		for _, r := range rows {
+			args = append(append(args, r.u.Job.ID, r.u.PrevRev), r.args...)
+		}
+	}
+	st, err := t.prep(ctx, query)
+	if err != nil {
+		return err
+	}
+	res, err := st.ExecContext(t.stmtCtx(ctx), args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: update job %s: %w", rows[0].u.Job.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(rows)) {
+		return t.conflict(ctx, rows)
+	}
+	return nil
+}
+
+// conflict names a job of rows whose row was not at its expected rev (the
+// others now hold their new rev); the caller rolls the transaction back.
+func (t *txn) conflict(ctx context.Context, rows []rowUpdate) error {
+	bad := rows[0].u
+	for _, r := range rows {
+		var rev int64
+		err := t.q.QueryRowContext(ctx, `SELECT rev FROM jobs WHERE id = ?`, r.u.Job.ID).Scan(&rev)
+		if err != nil || rev != r.u.Job.Rev {
+			bad = r.u
+			break
+		}
+	}
+	return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: bad.Job.ID,
+		Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", bad.PrevRev)}
 }
 
 func (t *txn) JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error) {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -22,6 +23,9 @@ var mutableNames = func() []string {
 	}
 	return out
 }()
+
+// allColumns is the mask of every mutable column.
+var allColumns = uint64(1)<<len(mutableNames) - 1
 
 // updateSQL caches the UPDATE statement of each set of changed columns (a
 // bit mask over mutableNames); transitions use a few dozen sets at most.
@@ -64,6 +68,28 @@ func updateQuery(mask uint64) string {
 	b.WriteString(" WHERE id = ? AND rev = ?")
 	q, _ := updateSQL.LoadOrStore(mask, b.String())
 	return q.(string)
+}
+
+// updateManyQuery returns the UPDATE of the columns in mask for rows jobs at
+// once: parameters are, per row, the id, the expected rev and the values.
+func updateManyQuery(mask uint64, rows int) string {
+	k := insertKey{head: fmt.Sprint("update ", mask), rows: rows}
+	if q, ok := insertSQL.Load(k); ok {
+		return q.(string)
+	}
+	var set []string
+	n := 2
+	for i, c := range mutableNames {
+		if mask&(1<<i) != 0 {
+			n++
+			set = append(set, fmt.Sprintf("%s = v.column%d", c, n))
+		}
+	}
+	group := "(" + strings.Repeat("?, ", n-1) + "?)"
+	q := "UPDATE jobs SET " + strings.Join(set, ", ") + " FROM (VALUES " + strings.Repeat(group+", ", rows-1) + group +
+		") AS v WHERE jobs.id = v.column1 AND jobs.rev = v.column2"
+	v, _ := insertSQL.LoadOrStore(k, q)
+	return v.(string)
 }
 
 // remember records rows a writer's transaction read, as the base of later
