@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -92,6 +93,29 @@ func CheckTime(field string, t time.Time) error {
 		return Validationf("%s %s is out of range: expected a time between years 1 and 9999", field, t.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// CheckName refuses a kind or queue name that could never be claimed as
+// meant: names are letters, digits and the punctuation . _ - : / (so
+// "email.send", "billing/eu-1", "v2:resize"), never blank, never with a
+// space or a control character. field is "kind" or "queue".
+func CheckName(field, name string) error {
+	if err := CheckText(field, name); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) == "" {
+		return Validationf("%s %q is blank: name it with letters, digits and . _ - : /", field, name)
+	}
+	for _, r := range name {
+		if !nameRune(r) {
+			return Validationf("%s %q contains %q: a %s is letters, digits and . _ - : / (no spaces or control characters)", field, name, r, field)
+		}
+	}
+	return nil
+}
+
+func nameRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-:/", r)
 }
 
 // firstErr returns the first non-nil error of errs.

@@ -41,3 +41,14 @@ func TestCommandFreeTextIsCleaned(t *testing.T) {
 		t.Errorf("a request id with a NUL byte: %v", err)
 	}
 }
+
+// TestCheckNameAccepts: the name alphabet takes letters (any script),
+// digits and . _ - : /.
+func TestCheckNameAccepts(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"email.send", "billing/eu-1", "v2:resize", "snake_case", "résumé", "默认"} {
+		if err := lifecycle.CheckName("kind", n); err != nil {
+			t.Errorf("CheckName(%q): %v", n, err)
+		}
+	}
+}

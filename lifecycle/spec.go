@@ -122,6 +122,14 @@ func (s *Spec) Validate(now time.Time) error {
 	case s.OnExhausted != "" && s.OnExhausted != DeadLettered && s.OnExhausted != Failed:
 		return Validationf("on_exhausted %q: expected dead_lettered or failed", s.OnExhausted)
 	}
+	if err := CheckName("kind", s.Kind); err != nil {
+		return err
+	}
+	if s.Queue != "" { // empty means the default queue
+		if err := CheckName("queue", s.Queue); err != nil {
+			return err
+		}
+	}
 	if s.Topic != "" {
 		if err := validTopic(s.Topic); err != nil {
 			return err

@@ -110,6 +110,13 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 	if s.Job.State == lifecycle.Queued {
 		b.wake(s.Job.Queue)
 	}
+	if prev != nil && prev.State.Leased() && s.Event.Actor != lifecycle.ActorOwner && s.Job.State != prev.State {
+		// A client or the system changed the lease under its owner (cancel
+		// requested; revoked by a hard cancel, timeout, deadline, expiry,
+		// forced cancel or budget): tell the owner now, not at its next
+		// heartbeat.
+		b.leases = append(b.leases, s.Job.ID)
+	}
 }
 
 func (b *batch) wake(queue string) {

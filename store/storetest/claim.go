@@ -16,6 +16,7 @@ func testClaim(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("only_due_queued_jobs", func(t *testing.T) { t.Parallel(); testClaimDue(t, newStore) })
 	t.Run("start_in_the_same_call", func(t *testing.T) { t.Parallel(); testClaimStart(t, newStore) })
 	t.Run("release_with_requeue", func(t *testing.T) { t.Parallel(); testReleaseRequeue(t, newStore) })
+	t.Run("retried_by_request_id", func(t *testing.T) { t.Parallel(); testClaimRetry(t, newStore) })
 }
 
 // claimAll claims up to limit jobs of queues at the next tick.

@@ -341,6 +341,9 @@ func testEnqueueValidation(t *testing.T, newStore func(*testing.T) store.Store) 
 		{"bad_topic", func(s *lifecycle.Spec, _ time.Time) { s.Topic = "job.*" }},
 		{"negative_budget", func(s *lifecycle.Spec, _ time.Time) { s.Budget = &lifecycle.Budget{MaxSteps: -1} }},
 		// Issue 7: input that one backend took and the other refused with a raw error.
+		{"blank_queue", func(s *lifecycle.Spec, _ time.Time) { s.Queue = " \t" }},
+		{"queue_with_space", func(s *lifecycle.Spec, _ time.Time) { s.Queue = "my queue" }},
+		{"kind_with_control_char", func(s *lifecycle.Spec, _ time.Time) { s.Kind = "email\nsend" }},
 		{"nul_in_kind", func(s *lifecycle.Spec, _ time.Time) { s.Kind = "send\x00mail" }},
 		{"invalid_utf8_queue", func(s *lifecycle.Spec, _ time.Time) { s.Queue = "q\xff" }},
 		{"nul_in_tenant", func(s *lifecycle.Spec, _ time.Time) { s.Tenant = "acme\x00" }},

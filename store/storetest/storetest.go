@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Verify", testVerify},
 		{"StoreClock", testStoreClock},
 		{"Inputs", testInputs},
+		{"LeaseNotices", testLeaseNotices},
 		{"SubMicrosecond", testSubMicrosecond},
 		{"Retain", testRetain},
 		{"Leader", testLeader},
