@@ -23,7 +23,7 @@ const (
 )
 
 func (t *txn) TokenInsert(ctx context.Context, tok store.Token) error {
-	_, err := t.tx.ExecContext(ctx, qTokenInsert, tok.ID, tok.Tenant, string(tok.Role), tok.Name, tok.Hash, micros(tok.CreatedAt))
+	_, err := t.q.ExecContext(t.stmtCtx(ctx), qTokenInsert, tok.ID, tok.Tenant, string(tok.Role), tok.Name, tok.Hash, micros(tok.CreatedAt))
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 		return store.ErrTokenTaken
 	}
@@ -31,11 +31,11 @@ func (t *txn) TokenInsert(ctx context.Context, tok store.Token) error {
 }
 
 func (t *txn) TokenByHash(ctx context.Context, hash string) (store.Token, bool, error) {
-	return scanToken(t.tx.QueryRowContext(ctx, qTokenByHash, hash))
+	return scanToken(t.q.QueryRowContext(t.stmtCtx(ctx), qTokenByHash, hash))
 }
 
 func (t *txn) TokenList(ctx context.Context, tenant string) ([]store.Token, error) {
-	rows, err := t.tx.QueryContext(ctx, qTokenList, tenant)
+	rows, err := t.q.QueryContext(t.stmtCtx(ctx), qTokenList, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
 	}
@@ -52,14 +52,14 @@ func (t *txn) TokenList(ctx context.Context, tenant string) ([]store.Token, erro
 }
 
 func (t *txn) TokenRevoke(ctx context.Context, tenant, id string, at time.Time) (store.Token, bool, error) {
-	res, err := t.tx.ExecContext(ctx, qTokenRevoke, id, tenant, micros(at))
+	res, err := t.q.ExecContext(t.stmtCtx(ctx), qTokenRevoke, id, tenant, micros(at))
 	if err != nil {
 		return store.Token{}, false, fmt.Errorf("sqlite: revoke token: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return store.Token{}, false, nil
 	}
-	return scanToken(t.tx.QueryRowContext(ctx, qTokenByID, id))
+	return scanToken(t.q.QueryRowContext(t.stmtCtx(ctx), qTokenByID, id))
 }
 
 func scanToken(r interface{ Scan(...any) error }) (store.Token, bool, error) {
