@@ -9,7 +9,7 @@
 //	cp genv2_test.go /tmp/v2src/store/postgres/
 //	cd /tmp/v2src && GENV2_OUT=$PWD/out STINT_TEST_DATABASE_URL=... go test -run TestGenV2 ./store/postgres/
 //
-// (it replaces the schema's name in the dump with __SCHEMA__; drop the dump's \\restrict lines
+// (it replaces the schema's name in the dump with __SCHEMA__; drop the dump's \restrict lines
 // and its schema_migrations rows, which the upgrade test's migrator writes).
 package postgres_test
 
