@@ -37,6 +37,27 @@ var (
 // migrations it lacks (with opts.NoMigrate it only checks that the schema is
 // there and up to date), and creates the event partitions due soon.
 func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
+	d, err := connect(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if d.opts.NoMigrate {
+		err = d.checkSchema(ctx)
+	} else {
+		err = d.Migrate(ctx)
+	}
+	if err == nil {
+		err = d.EnsurePartitions(ctx, time.Time{})
+	}
+	if err != nil {
+		d.pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// connect opens the driver's pool without looking at the schema.
+func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -60,20 +81,7 @@ func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	d := &Driver{pool: pool, opts: opts, log: opts.Logger}
-	if opts.NoMigrate {
-		err = d.checkSchema(ctx)
-	} else {
-		err = d.Migrate(ctx)
-	}
-	if err == nil {
-		err = d.EnsurePartitions(ctx, time.Time{})
-	}
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return d, nil
+	return &Driver{pool: pool, opts: opts, log: opts.Logger}, nil
 }
 
 // OpenStore opens a Driver and builds a Store on it.
