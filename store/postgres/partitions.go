@@ -142,8 +142,9 @@ func (t *tx) dropEventPartitions(ctx context.Context, cutoff time.Time) error {
 		var pinned bool
 		q, args := `SELECT EXISTS (SELECT 1 FROM `+id+` e JOIN jobs j ON j.id = e.job_id AND e.at >= j.created_at)`, []any(nil)
 		if p.dflt {
-			// The default has no range: every event in it must be old.
-			q, args = q+` OR EXISTS (SELECT 1 FROM `+id+` WHERE at >= $1)`, []any{cutoff}
+			// The default has no range: every event in it must be old. An
+			// empty one stays, rather than be dropped and made again.
+			q, args = q+` OR EXISTS (SELECT 1 FROM `+id+` WHERE at >= $1) OR NOT EXISTS (SELECT 1 FROM `+id+`)`, []any{cutoff}
 		}
 		if err := t.queryRow(ctx, q, args, &pinned); err != nil {
 			return fmt.Errorf("postgres: check event partition %s: %w", p.name, err)
