@@ -69,6 +69,9 @@ func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	if opts.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.tracer
+	}
 	params := cfg.ConnConfig.RuntimeParams
 	// Every statement resolves its tables in the schema; pg_catalog is
 	// always searched first, so built-in functions stay reachable.

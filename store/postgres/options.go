@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+
+	"github.com/jackc/pgx/v5"
 	"time"
 )
 
@@ -46,6 +48,15 @@ type Options struct {
 	// so history past retention lingers up to one partition's width. From
 	// one hour to 30 days. Defaults to 24 hours (DefaultEventPartition).
 	EventPartition time.Duration
+
+	// tracer, set by tests, sees every statement and batch sent.
+	tracer tracer
+}
+
+// tracer is what tests hook into a driver's connections to count round trips.
+type tracer interface {
+	pgx.QueryTracer
+	pgx.BatchTracer
 }
 
 // DefaultEventPartition is the default width of an event partition: one
