@@ -24,6 +24,8 @@ CREATE FUNCTION pg_temp.go_duration_ns(d json) RETURNS bigint LANGUAGE sql IMMUT
 $$;
 
 ALTER TABLE jobs RENAME TO jobs_v2;
+-- The driver recognizes a lost enqueue race by the name jobs_pkey.
+ALTER TABLE jobs_v2 RENAME CONSTRAINT jobs_pkey TO jobs_v2_pkey;
 ALTER TABLE job_events RENAME TO job_events_v2;
 ALTER SEQUENCE job_events_id_seq RENAME TO job_events_v2_id_seq;
 
