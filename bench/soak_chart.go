@@ -120,6 +120,8 @@ func panel(rep SoakReport, ylabel string, lines []series) (*plot.Plot, error) {
 	p.Y.Label.Text = ylabel
 	p.Y.Min = 0
 	p.Legend.Top = true
+	p.Legend.Left = true
+	p.X.Min = 0
 	ymax := 1.0
 	for _, l := range lines {
 		for _, iv := range rep.Intervals {
