@@ -88,4 +88,3 @@ func (d *pgDoctor) checkSchema(ctx context.Context) error {
 func (d *pgDoctor) qualified(name string) string {
 	return pgx.Identifier{d.schema, name}.Sanitize()
 }
-
