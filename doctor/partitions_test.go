@@ -18,7 +18,9 @@ import (
 func TestPostgresPartitions(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	day := func(n int) string { return now.Truncate(24 * time.Hour).AddDate(0, 0, n).Format("2006-01-02 15:04:05Z07:00") }
+	day := func(n int) string {
+		return now.Truncate(24*time.Hour).AddDate(0, 0, n).Format("2006-01-02 15:04:05Z07:00")
+	}
 	tests := []struct {
 		name        string
 		days        []int // the partitions: one per day offset from now's day
