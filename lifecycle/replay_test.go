@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stint-dev/stint/lifecycle"
 )
@@ -157,7 +158,14 @@ func TestVerifyRowMismatch(t *testing.T) {
 		{"state", func(j *lifecycle.Job) { j.State = lifecycle.Failed }, "row says state failed"},
 		{"attempt", func(j *lifecycle.Job) { j.Attempt = 1 }, "attempt 1"},
 		{"rev", func(j *lifecycle.Job) { j.Rev = 13 }, "rev 13"},
-		{"invariant", func(j *lifecycle.Job) { j.Result = nil }, "result must be present"},
+		{"invariant", func(j *lifecycle.Job) { j.Error = &lifecycle.JobError{Code: "x", Message: "y"} }, "error absent"},
+		{"spec", func(j *lifecycle.Job) { j.Queue = "elsewhere" }, "spec (tenant, kind, queue"},
+		{"payload", func(j *lifecycle.Job) { j.Payload = json.RawMessage(`{"to":"eve@example.com"}`) }, "spec digests to"},
+		{"failures", func(j *lifecycle.Job) { j.Failures = 2 }, "failures: row says 2, events say 1"},
+		{"created_at", func(j *lifecycle.Job) { j.CreatedAt = j.CreatedAt.Add(-time.Hour) }, "created_at: row says"},
+		{"run_at", func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+		{"finished_at", func(j *lifecycle.Job) { j.FinishedAt = ptr(j.FinishedAt.Add(time.Hour)) }, "finished_at: row says"},
+		{"result_digest", func(j *lifecycle.Job) { j.ResultDigest = "sha256:00" }, "result_digest: row says"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,4 +183,39 @@ func TestVerifyRowMismatch(t *testing.T) {
 			t.Error("Verify accepted a job without events")
 		}
 	})
+}
+
+// TestVerifyLeasedColumns: in a job that holds a lease, each column the
+// maintenance queries and fencing read is checked against the events.
+func TestVerifyLeasedColumns(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.Timeout = 5 * time.Minute
+	cases := []struct {
+		state  lifecycle.State
+		mutate func(j *lifecycle.Job)
+		inMsg  string
+	}{
+		{lifecycle.Running, func(j *lifecycle.Job) { j.Owner += "-x" }, "owner: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.LeaseID += "-x" }, "lease_id: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.LeaseExpiresAt = ptr(j.LeaseExpiresAt.Add(time.Hour)) }, "lease_expires_at: row says"},
+		{lifecycle.Claimed, func(j *lifecycle.Job) { j.LeaseExpiresAt = ptr(j.LeaseExpiresAt.Add(time.Hour)) }, "lease_expires_at: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.TimeoutAt = ptr(j.TimeoutAt.Add(time.Hour)) }, "timeout_at: row says"},
+		{lifecycle.CancelRequested, func(j *lifecycle.Job) { j.CancelDeadline = ptr(j.CancelDeadline.Add(time.Hour)) }, "cancel_deadline: row says"},
+		{lifecycle.Retrying, func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+		{lifecycle.Scheduled, func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.inMsg+" "+string(tc.state), func(t *testing.T) {
+			t.Parallel()
+			w := reach(t, spec, tc.state)
+			if err := lifecycle.Verify(w.job, w.events); err != nil {
+				t.Fatalf("Verify before the change: %v", err)
+			}
+			tc.mutate(&w.job)
+			if err := lifecycle.Verify(w.job, w.events); err == nil || !strings.Contains(err.Error(), tc.inMsg) {
+				t.Errorf("Verify error = %v, want one saying %q", err, tc.inMsg)
+			}
+		})
+	}
 }
