@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/stint-dev/stint/doctor"
+	"github.com/stint-dev/stint/store/postgres"
 	"github.com/stint-dev/stint/store/postgres/pgtest"
 )
 
@@ -67,5 +68,55 @@ func TestPostgresPartitions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPostgresMigratedPartitions checks the partitions the migrations and
+// the driver make: none missing on a fresh schema; after the partitions
+// from now on are dropped on purpose, missing ones, and an event written
+// then lands in the DEFAULT partition, which doctor reports too.
+func TestPostgresMigratedPartitions(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewDriver(t, postgres.Options{})
+	url, schema := pgtest.URL(t), d.Schema()
+	rep, err := doctor.Postgres(t.Context(), url, schema, doctor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []string{doctor.CheckPartitions, doctor.CheckDefaultPartition} {
+		if f := findings(rep, check); len(f) > 0 {
+			t.Fatalf("a fresh schema: check %s found %+v", check, f)
+		}
+	}
+
+	conn := connect(t)
+	rows, err := conn.Query(t.Context(), `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = to_regclass($1) AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`,
+		pgx.Identifier{schema, "job_events"}.Sanitize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(parts) == 0 {
+		t.Fatalf("partitions of job_events: %v, %v", parts, err)
+	}
+	for _, p := range parts {
+		if _, err := conn.Exec(t.Context(), "DROP TABLE "+pgx.Identifier{schema, p}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(t.Context(), "INSERT INTO "+pgx.Identifier{schema, "job_events"}.Sanitize()+
+		" (job_id, rev, type, op, at) VALUES ('j1', 1, 'enqueued', 'enqueue', now())"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = doctor.Postgres(t.Context(), url, schema, doctor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := findings(rep, doctor.CheckPartitions); len(f) != 2 {
+		t.Errorf("partition findings %+v: want none covering now and none ahead", f)
+	}
+	if f := findings(rep, doctor.CheckDefaultPartition); len(f) != 1 || f[0].Subject != "job_events_default" {
+		t.Errorf("default partition findings %+v: want one about job_events_default", f)
 	}
 }
