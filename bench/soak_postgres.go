@@ -33,8 +33,9 @@ func (o *pgObserver) Hold(ctx context.Context) (func() error, error) {
 	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err == nil {
-		// The snapshot is taken by the first statement, not by BEGIN.
-		_, err = tx.Exec(ctx, "SELECT count(*) FROM "+pgx.Identifier{o.schema, "jobs"}.Sanitize())
+		// The snapshot is taken by the first statement, not by BEGIN; any
+		// statement will do.
+		_, err = tx.Exec(ctx, "SELECT 1")
 	}
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))

@@ -27,9 +27,10 @@ func (o *liteObserver) Hold(ctx context.Context) (func() error, error) {
 	db.SetMaxOpenConns(1)
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err == nil {
-		// A deferred transaction takes its snapshot at its first read.
+		// A deferred transaction takes its snapshot at its first read of
+		// the database, which needs a table.
 		var n int
-		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM jobs").Scan(&n)
+		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM jobs LIMIT 1)").Scan(&n)
 	}
 	if err != nil {
 		_ = db.Close()
