@@ -100,6 +100,8 @@ type Storage struct {
 // Relation is one PostgreSQL table or index.
 type Relation struct {
 	Name string `json:"name"`
+	// Partitioned names the partitioned table of a partition.
+	Partitioned string `json:"partition_of,omitempty"`
 	// Kind is "table" or "index".
 	Kind string `json:"kind"`
 	// DeadTuples and LiveTuples are pg_stat_user_tables' estimates (tables only).
@@ -109,6 +111,14 @@ type Relation struct {
 	Bytes int64 `json:"bytes"`
 	// TotalBytes is pg_total_relation_size (tables: with their indexes and TOAST).
 	TotalBytes int64 `json:"total_bytes"`
+}
+
+// Table is the table r belongs to: its partitioned table, or itself.
+func (r Relation) Table() string {
+	if r.Partitioned != "" {
+		return r.Partitioned
+	}
+	return r.Name
 }
 
 // DeadTuples sums the dead tuples of every table.

@@ -86,22 +86,25 @@ func WriteSoakChart(w io.Writer, rep SoakReport, format, title string) error {
 	return err
 }
 
-// tableSeries makes one line per stint table of the first sample (each
-// partition of a partitioned table is a table of its own).
+// tableSeries makes one line per stint table of the last sample, each
+// partitioned table's partitions summed under its name.
 func tableSeries(rep SoakReport, value func(Relation) float64) []series {
 	var out []series
-	for _, r := range rep.Intervals[0].Storage.Relations {
-		if r.Kind != "table" || r.Name == "schema_migrations" || r.Name == "leaders" {
+	seen := map[string]bool{}
+	for _, r := range rep.Intervals[len(rep.Intervals)-1].Storage.Relations {
+		name := r.Table()
+		if r.Kind != "table" || seen[name] || name == "schema_migrations" || name == "leaders" {
 			continue
 		}
-		name := r.Name
+		seen[name] = true
 		out = append(out, series{name, func(iv SoakInterval) float64 {
+			sum := 0.0
 			for _, x := range iv.Storage.Relations {
-				if x.Name == name {
-					return value(x)
+				if x.Kind == "table" && x.Table() == name {
+					sum += value(x)
 				}
 			}
-			return 0
+			return sum
 		}})
 	}
 	return out

@@ -51,9 +51,12 @@ func (o *pgObserver) Hold(ctx context.Context) (func() error, error) {
 	}, nil
 }
 
-// qRelations lists the schema's tables (plain and partitioned) and indexes.
+// qRelations lists the schema's tables (plain and partitioned) and indexes,
+// each partition with its partitioned table.
 const qRelations = `
 SELECT c.relname,
+       coalesce((SELECT p.relname FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+                 WHERE i.inhrelid = c.oid AND c.relkind = 'r'), ''),
        CASE WHEN c.relkind IN ('i', 'I') THEN 'index' ELSE 'table' END,
        coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0),
        pg_relation_size(c.oid), pg_total_relation_size(c.oid)
@@ -70,7 +73,7 @@ func (o *pgObserver) Storage(ctx context.Context) (Storage, error) {
 	}
 	rels, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Relation, error) {
 		var r Relation
-		err := row.Scan(&r.Name, &r.Kind, &r.DeadTuples, &r.LiveTuples, &r.Bytes, &r.TotalBytes)
+		err := row.Scan(&r.Name, &r.Partitioned, &r.Kind, &r.DeadTuples, &r.LiveTuples, &r.Bytes, &r.TotalBytes)
 		return r, err
 	})
 	return Storage{Relations: rels}, err
