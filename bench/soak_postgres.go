@@ -52,17 +52,19 @@ func (o *pgObserver) Hold(ctx context.Context) (func() error, error) {
 }
 
 // qRelations lists the schema's tables (plain and partitioned) and indexes,
-// each partition with its partitioned table.
+// each partition with its partitioned table. It calls the statistics
+// functions per relation rather than joining pg_stat_user_tables, which
+// computes its row for every table of the database first.
 const qRelations = `
 SELECT c.relname,
        coalesce((SELECT p.relname FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
                  WHERE i.inhrelid = c.oid AND c.relkind = 'r'), ''),
        CASE WHEN c.relkind IN ('i', 'I') THEN 'index' ELSE 'table' END,
-       coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0),
+       CASE WHEN c.relkind = 'r' THEN pg_stat_get_dead_tuples(c.oid) ELSE 0 END,
+       CASE WHEN c.relkind = 'r' THEN pg_stat_get_live_tuples(c.oid) ELSE 0 END,
        pg_relation_size(c.oid), pg_total_relation_size(c.oid)
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'i', 'I')
 ORDER BY c.relkind <> 'r' AND c.relkind <> 'p', c.relname`
 

@@ -52,8 +52,9 @@ func TestSoak(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Intervals) < 3 || seen != len(rep.Intervals) {
-				t.Fatalf("%d intervals (%d reported as they closed), want at least 3", len(rep.Intervals), seen)
+			// A slow machine makes fewer, longer intervals: want one at least.
+			if len(rep.Intervals) == 0 || seen != len(rep.Intervals) {
+				t.Fatalf("%d intervals (%d reported as they closed), want every interval reported", len(rep.Intervals), seen)
 			}
 			held, enqueued := 0, 0
 			for _, iv := range rep.Intervals {

@@ -22,7 +22,7 @@ func TestBenchSoak(t *testing.T) {
 			FirstPerSec float64 `json:"first_third_jobs_per_second"`
 		} `json:"summary"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Backend != "sqlite" || len(rep.Intervals) < 3 {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Backend != "sqlite" || len(rep.Intervals) == 0 {
 		t.Fatalf("--json printed %q (%v)", out, err)
 	}
 	if b, err := os.ReadFile(chart); err != nil || !strings.Contains(string(b), "<svg") {

@@ -11,13 +11,15 @@ import (
 )
 
 // qTables reads each stint table's row counts, size, last vacuum and
-// storage options.
+// storage options, from the statistics functions (pg_stat_user_tables would
+// compute its row for every table of the database first).
 const qTables = `
-SELECT c.relname, coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0), greatest(c.reltuples, 0)::float8,
-       pg_total_relation_size(c.oid), greatest(s.last_autovacuum, s.last_vacuum), coalesce(c.reloptions, '{}')
+SELECT c.relname, pg_stat_get_live_tuples(c.oid), pg_stat_get_dead_tuples(c.oid), greatest(c.reltuples, 0)::float8,
+       pg_total_relation_size(c.oid),
+       greatest(pg_stat_get_last_autovacuum_time(c.oid), pg_stat_get_last_vacuum_time(c.oid)),
+       coalesce(c.reloptions, '{}')
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 WHERE n.nspname = $1 AND c.relkind = 'r'
 ORDER BY c.relname`
 
