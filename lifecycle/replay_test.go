@@ -219,3 +219,53 @@ func TestVerifyLeasedColumns(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyAcrossPrunedHeartbeats: retention may delete heartbeats,
+// including the last events of a running job; Verify stays clean, and
+// still catches a rev or lease expiry the pruning cannot explain.
+func TestVerifyAcrossPrunedHeartbeats(t *testing.T) {
+	t.Parallel()
+	w := reach(t, baseSpec(), lifecycle.Running)
+	kept := len(w.events)
+	for range 3 {
+		w.must(t, ownerCmd(lifecycle.OpHeartbeat, w.job.LeaseID))
+	}
+	pruned := w.events[:kept] // every heartbeat gone, the last ones included
+	if err := lifecycle.Verify(w.job, pruned); err != nil {
+		t.Fatalf("Verify after pruning the trailing heartbeats: %v", err)
+	}
+	stale := w.job
+	stale.UpdatedAt = pruned[len(pruned)-1].At // no write after the last event: the gap is not heartbeats
+	if err := lifecycle.Verify(stale, pruned); err == nil || !strings.Contains(err.Error(), "rev") {
+		t.Errorf("a rev ahead of the log with no later write: %v, want a rev finding", err)
+	}
+	early := w.job
+	early.LeaseExpiresAt = ptr(pruned[len(pruned)-1].At)
+	if err := lifecycle.Verify(early, pruned); err == nil || !strings.Contains(err.Error(), "lease_expires_at") {
+		t.Errorf("a lease expiry no pruned heartbeat can have set: %v, want a lease_expires_at finding", err)
+	}
+	w.must(t, completeCmd(w.job.LeaseID))
+	if err := lifecycle.Verify(w.job, append(pruned, w.events[len(w.events)-1])); err != nil {
+		t.Errorf("Verify with the heartbeats pruned mid-log: %v", err)
+	}
+}
+
+// TestVerifyCancelGraceOverride: a soft cancel with its own grace records
+// its deadline on the event, so Verify checks cancel_deadline against it.
+func TestVerifyCancelGraceOverride(t *testing.T) {
+	t.Parallel()
+	w := reach(t, baseSpec(), lifecycle.Running)
+	c := clientCmd(lifecycle.OpCancel)
+	c.CancelGrace = 5 * time.Second
+	ev := w.must(t, c)
+	if want := ev.At.Add(5 * time.Second); !w.job.CancelDeadline.Equal(want) || len(ev.Details) == 0 {
+		t.Fatalf("cancel_deadline %s (details %s), want %s recorded on the event", w.job.CancelDeadline, ev.Details, want)
+	}
+	if err := lifecycle.Verify(w.job, w.events); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	w.job.CancelDeadline = ptr(ev.At.Add(lifecycle.DefaultCancelGrace))
+	if err := lifecycle.Verify(w.job, w.events); err == nil || !strings.Contains(err.Error(), "cancel_deadline") {
+		t.Errorf("cancel_deadline at the job's grace instead of the cancel's: %v", err)
+	}
+}
