@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stint-dev/stint/store"
@@ -178,16 +177,14 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 		return err
 	}
 	err = t.commit(ctx)
-	var (
-		cs *commitStageError
-		pe *pgconn.PgError
-	)
+	var cs *commitStageError
 	switch {
 	case err == nil:
 		return nil
-	case !errors.As(err, &cs) && errors.As(err, &pe):
-		// The server refused a statement before COMMIT, so it skipped the
-		// COMMIT: nothing was applied.
+	case !errors.As(err, &cs) && !isConnLoss(err):
+		// A statement before COMMIT failed (the server refused it, or a
+		// compare-and-swap missed), so the server skipped the COMMIT:
+		// nothing was applied.
 		t.rollback(ctx)
 		return err
 	case rolledBack(err):

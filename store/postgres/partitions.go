@@ -91,8 +91,10 @@ func (t *tx) ensurePartitions(ctx context.Context, now time.Time, width time.Dur
 		var pe *pgconn.PgError
 		switch {
 		case err == nil:
-		case errors.As(err, &pe) && pe.Code == codeInvalidObjectDefinition:
-			// It overlaps a partition of another width: leave it.
+		case errors.As(err, &pe) && (pe.Code == codeInvalidObjectDefinition || pe.Code == codeLockNotAvailable):
+			// It overlaps a partition of another width: leave it. Or the
+			// default partition is busy: try at the next pass, while the
+			// default catches the events.
 			if _, err := t.exec(ctx, "rollback to savepoint partition"); err != nil {
 				return err
 			}
@@ -172,7 +174,8 @@ func (t *tx) dropPartition(ctx context.Context, name string, dflt bool) error {
 	}
 	if dflt {
 		stmts = append(stmts, `CREATE TABLE job_events_default PARTITION OF job_events DEFAULT
-    WITH (autovacuum_vacuum_insert_scale_factor = 0.1, autovacuum_vacuum_scale_factor = 0.5)`)
+    WITH (autovacuum_vacuum_insert_scale_factor = 0.1, autovacuum_vacuum_scale_factor = 0.5)`,
+			`CREATE INDEX job_events_default_at_idx ON job_events_default (at)`)
 	}
 	for _, s := range stmts {
 		if _, err := t.exec(ctx, s); err != nil {

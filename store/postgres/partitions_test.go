@@ -94,6 +94,26 @@ func TestEventPartitions(t *testing.T) {
 		t.Errorf("partitions ahead of the cutoff, or the default, were dropped: %v", got)
 	}
 	verifyClean(t, s)
+
+	// Hour 10 has no partition: its events land in the default, which
+	// goes (and comes back empty) once none of its jobs exists.
+	late := run(t, s, "q3", at(10*time.Hour), at(10*time.Hour+time.Minute))
+	if n := rowsIn(t, d, "job_events_default"); n != 4 {
+		t.Fatalf("the default partition holds %d events, want job %s's 4", n, late.ID)
+	}
+	if _, err := s.JobRetain(ctx, &store.RetainParams{FinishedBefore: *at(9 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rowsIn(t, d, "job_events_default"); n != 4 {
+		t.Fatalf("the default partition lost events of a live job: %d left", n)
+	}
+	if _, err := s.JobRetain(ctx, &store.RetainParams{FinishedBefore: *at(11 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rowsIn(t, d, "job_events_default"); n != 0 {
+		t.Errorf("the default partition holds %d events of deleted jobs after retention, want it dropped and made again empty", n)
+	}
+	verifyClean(t, s)
 }
 
 // run enqueues one job in queue at start, claims and starts it, and

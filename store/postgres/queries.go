@@ -95,8 +95,13 @@ ORDER BY ord`
 	qEventByRequest = `
 SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id AND e.at >= j.created_at
 WHERE e.request_id = $2 AND e.job_id = $1 AND e.request_id <> '' ORDER BY e.rev LIMIT 1`
+	//
+	// qEventList leaves the events of a deleted job out by the join alone,
+	// not by created_at: a created_at changed behind the store's back must
+	// show in Verify as a created_at that disagrees with the events, not as
+	// a job without events.
 	qEventList = `
-SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id AND e.at >= j.created_at
+SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id
 WHERE e.job_id = ANY($1::text[]) ORDER BY e.job_id, e.rev`
 
 	// qNotify sends one notification per payload in $2.

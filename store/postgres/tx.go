@@ -126,6 +126,9 @@ func (t *tx) Now(ctx context.Context) (time.Time, error) {
 }
 
 func (t *tx) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
+	if len(jobs) >= copyMinJobs {
+		return t.copyJobs(ctx, jobs)
+	}
 	args, err := jobInsertArgs(jobs)
 	if err != nil {
 		return err

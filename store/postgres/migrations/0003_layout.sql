@@ -24,6 +24,8 @@ CREATE FUNCTION pg_temp.go_duration_ns(d json) RETURNS bigint LANGUAGE sql IMMUT
 $$;
 
 ALTER TABLE jobs RENAME TO jobs_v2;
+-- The driver recognizes a lost enqueue race by the name jobs_pkey.
+ALTER TABLE jobs_v2 RENAME CONSTRAINT jobs_pkey TO jobs_v2_pkey;
 ALTER TABLE job_events RENAME TO job_events_v2;
 ALTER SEQUENCE job_events_id_seq RENAME TO job_events_v2_id_seq;
 
@@ -187,6 +189,10 @@ CREATE TABLE job_events (
 -- settings (Driver.EnsurePartitions); a partitioned parent holds none.
 CREATE TABLE job_events_default PARTITION OF job_events DEFAULT
     WITH (autovacuum_vacuum_insert_scale_factor = 0.1, autovacuum_vacuum_scale_factor = 0.5);
+-- Finds the default's events by time: making a partition checks that none
+-- of its range sit in the default, and retention drops the default only
+-- when all its events are old (partitions.go).
+CREATE INDEX job_events_default_at_idx ON job_events_default (at);
 
 INSERT INTO job_events (id, job_id, rev, type, op, from_state, to_state, at, actor, actor_id, request_id,
                         attempt, lease_id, reason, details)
