@@ -110,8 +110,10 @@ func liteWAL(path string, rep *Report, opts Options) error {
 		return nil
 	}
 	rep.check(CheckWAL, summary, Finding{Subject: path + "-wal",
-		Problem: fmt.Sprintf("the WAL file is %s, past %s: a long reader starved checkpoints now or once (SQLite reuses the file but never shrinks it by itself)",
+		Problem: fmt.Sprintf("the WAL file is %s, past %s: a long reader starves checkpoints, or did and the WAL has not been reset since "+
+			"(stint's journal_size_limit shrinks it to 64 MiB when a checkpoint completes and the next write starts the WAL over)",
 			mib(fi.Size()), mib(opts.WALBytes)),
-		Fix: "end any long reader (see the checkpoint check); then PRAGMA wal_checkpoint(TRUNCATE) shrinks the file back to nothing"})
+		Fix: "end any long reader (see the checkpoint check); the next completed checkpoint shrinks the file, " +
+			"or PRAGMA wal_checkpoint(TRUNCATE) empties it at once"})
 	return nil
 }
