@@ -40,7 +40,7 @@ func (a *attempt) settle(err error) bool {
 	case errors.Is(cause, ErrShutdown):
 		a.release("the worker is shutting down")
 	case errors.Is(cause, ErrTimeout):
-		a.fail(&lifecycle.JobError{Code: ReasonTimeout, Class: lifecycle.ClassTimeout, Message: clip(cause.Error() + ": " + err.Error())}, nil)
+		a.fail(&lifecycle.JobError{Code: ReasonTimeout, Class: lifecycle.ClassTimeout, Message: clip(cause.Error() + ": " + err.Error())})
 	case errors.Is(cause, ErrDeadline):
 		a.timeOut()
 	case errors.Is(cause, ErrBudgetExceeded):
@@ -57,24 +57,23 @@ func (a *attempt) report(err error) {
 	if !ok {
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			a.fail(&lifecycle.JobError{Code: "panic", Message: clip(err.Error())}, nil)
+			a.fail(&lifecycle.JobError{Code: "panic", Message: clip(err.Error())})
 			return
 		}
-		a.fail(&lifecycle.JobError{Code: errorCode(err, "error"), Message: clip(err.Error())}, nil)
+		a.fail(&lifecycle.JobError{Code: errorCode(err, "error"), Message: clip(err.Error())})
 		return
 	}
 	switch c.kind {
 	case kindPermanent:
-		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Class: lifecycle.ClassPermanent, Message: clip(errText(c.err))}, nil)
+		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Class: lifecycle.ClassPermanent, Message: clip(errText(c.err))})
 	case kindRetryAfter:
-		at := a.p.clock.Now().Add(c.delay)
-		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Message: clip(errText(c.err))}, &at)
+		a.failAfter(&lifecycle.JobError{Code: errorCode(c.err, "error"), Message: clip(errText(c.err))}, c.delay)
 	case kindHalt:
 		a.halt("halted", c.reason)
 	case kindDeadLetter:
 		if !slices.Contains(lifecycle.DLQReasons, c.code) {
 			a.fail(&lifecycle.JobError{Code: "bad_dead_letter_code", Class: lifecycle.ClassPermanent,
-				Message: clip("the handler asked to dead-letter with unknown reason code " + c.code + " (use one of the stint.Reason* codes): " + errText(c.err))}, nil)
+				Message: clip("the handler asked to dead-letter with unknown reason code " + c.code + " (use one of the stint.Reason* codes): " + errText(c.err))})
 			return
 		}
 		a.deadLetter(c.code, &lifecycle.JobError{Code: c.code, Message: clip(errText(c.err))})
@@ -87,9 +86,14 @@ func (a *attempt) execMS() int64 { return a.p.clock.Now().Sub(a.began).Milliseco
 // never cancelled, so a report is not lost to a cancelled handler context.
 func (a *attempt) background() context.Context { return a.p.base }
 
-func (a *attempt) fail(e *lifecycle.JobError, retryAt *time.Time) {
+func (a *attempt) fail(e *lifecycle.JobError) { a.failAfter(e, 0) }
+
+// failAfter fails the attempt; a positive retryAfter replaces the backoff.
+// The delay goes to the store as a delay, resolved on the store's clock: a
+// worker whose clock is off must not move the retry.
+func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 	rec, err := a.p.store.JobFail(a.background(), &store.JobFailParams{
-		OwnerParams: a.owner(), Error: *e, RetryAt: retryAt, Backoff: a.p.cfg.Backoff, ExecutionMS: a.execMS(),
+		OwnerParams: a.owner(), Error: *e, RetryAfter: retryAfter, Backoff: a.p.cfg.Backoff, ExecutionMS: a.execMS(),
 	})
 	if a.reported("fail", err) {
 		a.p.stats.failed.Add(1)
