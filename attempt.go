@@ -41,6 +41,14 @@ type attempt struct {
 	// sent, by the pool's clock: the lease lasts at least LeaseTTL from then.
 	lastBeat time.Time
 	expires  time.Time // the lease's expiry as the store last said
+	// took and handlerErr are how long the handler ran and what it
+	// returned, for Config.OnOutcome.
+	took       time.Duration
+	handlerErr error
+
+	// recheck asks the heartbeater for one more renewal as soon as the one
+	// in flight is done: a lease notice arrived meanwhile.
+	recheck atomic.Bool
 }
 
 // newAttempt starts tracking a claimed job; sent is when the claim request
@@ -65,8 +73,12 @@ func (a *attempt) run() {
 	defer a.done()
 	a.p.stats.running.Add(1)
 	stopWatch := a.watchLimits()
+	began := a.p.clock.Now()
 	err := callSafely(a.ctx, a.p.mux, a.job)
 	stopWatch()
+	a.mu.Lock()
+	a.took, a.handlerErr = a.p.clock.Now().Sub(began), err
+	a.mu.Unlock()
 	a.p.stats.running.Add(-1)
 	// The attempt keeps heartbeating until its outcome is written, so a slow
 	// store cannot let the lease of a finished job expire; the completer
@@ -199,6 +211,10 @@ func lostReason(le *lifecycle.Error) string {
 		return "the job timed out"
 	case lifecycle.Stalled, lifecycle.Queued:
 		return "the lease expired and the job was taken back"
+	case lifecycle.Retrying:
+		return "the attempt ran past its timeout"
+	case lifecycle.DeadLettered:
+		return "the job was dead-lettered"
 	}
 	return le.Msg
 }

@@ -113,11 +113,13 @@ func (c *completer) flush(batch []completion) {
 	}
 	if err != nil {
 		c.p.log.Error("stint: could not write completions; the jobs run again when their leases expire", "jobs", len(batch), "error", err)
+		for _, cp := range batch {
+			cp.a.outcome("complete", JobRecord{}, err)
+		}
 		return
 	}
 	for i, r := range results {
-		if r.Err != nil {
-			batch[i].a.reported("complete", r.Err)
+		if !batch[i].a.reported("complete", r.Job, r.Err) {
 			continue
 		}
 		c.p.stats.succeeded.Add(1)

@@ -62,6 +62,13 @@ type Config struct {
 	// Logger receives what the pool does wrong or notices (stale leases,
 	// store errors). Defaults to slog.Default().
 	Logger *slog.Logger
+	// OnOutcome, when set, is called once per attempt after the store
+	// answered the pool's report of it (or after the pool learned that the
+	// job was no longer its own), with what the store recorded: a handler
+	// that returned nil for a job cancelled meanwhile is reported as
+	// rejected, never as a success. It runs on the pool's goroutines: keep
+	// it quick. Defaults to nil.
+	OnOutcome func(Outcome)
 }
 
 // WithDefaults returns c with every unset field given its default.

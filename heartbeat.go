@@ -41,12 +41,47 @@ func (p *Pool) heartbeatLoop() {
 	}
 }
 
-// beat renews one attempt's lease, bounded by the lease TTL.
+// beat renews one attempt's lease, bounded by the lease TTL, and once more
+// if a lease notice arrived while it was in flight. The caller set
+// a.beating.
 func (p *Pool) beat(a *attempt) {
-	defer a.beating.Store(false)
-	ctx, cancel := context.WithTimeout(p.base, p.cfg.LeaseTTL)
-	defer cancel()
-	if err := a.heartbeat(ctx, nil, ""); err != nil && !store.IsRejection(err) {
-		p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
+	for {
+		ctx, cancel := context.WithTimeout(p.base, p.cfg.LeaseTTL)
+		if err := a.heartbeat(ctx, nil, ""); err != nil && !store.IsRejection(err) {
+			p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
+		}
+		cancel()
+		a.beating.Store(false)
+		if !a.recheck.Swap(false) || a.lost.Load() || !a.beating.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+// dispatchLeaseNotices renews at once the lease of each running job the
+// store says changed under this pool (a cancel was requested, the lease was
+// revoked, the attempt timed out or the deadline passed): the reply to that
+// heartbeat cancels the handler's context with the matching cause, within
+// a round trip instead of at the next beat. Notices are best effort; the
+// regular beats remain the fallback.
+func (p *Pool) dispatchLeaseNotices(notices <-chan string) {
+	defer p.bgDone.Done()
+	for {
+		select {
+		case <-p.background:
+			return
+		case id := <-notices:
+			p.mu.Lock()
+			a := p.byJob[id]
+			p.mu.Unlock()
+			if a == nil || a.lost.Load() {
+				continue
+			}
+			a.recheck.Store(true)
+			if a.beating.CompareAndSwap(false, true) {
+				a.recheck.Store(false)
+				go p.beat(a)
+			}
+		}
 	}
 }

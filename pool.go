@@ -30,6 +30,7 @@ type Pool struct {
 	mu      sync.Mutex
 	state   poolState
 	active  map[*attempt]struct{}
+	byJob   map[string]*attempt // the running attempts by job id, for lease notices
 	base    context.Context // handlers' parent: the Start ctx's values, never cancelled
 	stopped chan struct{}   // closed when Stop finished
 	stopErr error
@@ -41,6 +42,7 @@ type Pool struct {
 	bgDone     sync.WaitGroup
 	comp       *completer
 	unsub      func()
+	unsubLease func()
 
 	stats counters
 }
@@ -72,6 +74,7 @@ func NewPool(s store.Store, mux *Mux, cfg Config) (*Pool, error) {
 		store: s, mux: mux, cfg: cfg, clock: cfg.Clock,
 		log:     cfg.Logger.With("worker", cfg.WorkerID),
 		active:  map[*attempt]struct{}{},
+		byJob:   map[string]*attempt{},
 		stopped: make(chan struct{}),
 	}, nil
 }
@@ -98,6 +101,8 @@ func (p *Pool) Start(ctx context.Context) error {
 
 	wake, unsub := p.store.Wakeups()
 	p.unsub = unsub
+	notices, unsubLease := p.store.LeaseNotices()
+	p.unsubLease = unsubLease
 	fetchCtx, stop := context.WithCancel(p.base)
 	p.fetchStop = stop
 	fetchers := map[string]*fetcher{}
@@ -107,8 +112,9 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.fetchDone.Add(1)
 		go f.loop(fetchCtx)
 	}
-	p.bgDone.Add(2)
+	p.bgDone.Add(3)
 	go p.dispatchWakeups(wake, fetchers)
+	go p.dispatchLeaseNotices(notices)
 	go p.heartbeatLoop()
 	go func() {
 		select {
@@ -140,12 +146,16 @@ func (p *Pool) dispatchWakeups(wake <-chan string, fetchers map[string]*fetcher)
 func (p *Pool) track(a *attempt) {
 	p.mu.Lock()
 	p.active[a] = struct{}{}
+	p.byJob[a.job.rec.ID] = a
 	p.mu.Unlock()
 }
 
 func (p *Pool) untrack(a *attempt) {
 	p.mu.Lock()
 	delete(p.active, a)
+	if p.byJob[a.job.rec.ID] == a {
+		delete(p.byJob, a.job.rec.ID)
+	}
 	p.mu.Unlock()
 }
 

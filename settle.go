@@ -22,7 +22,11 @@ const maxMessage = 32 << 10
 // It returns true when the outcome went to the completer, which then
 // untracks the attempt once the completion is written.
 func (a *attempt) settle(err error) bool {
-	if !a.settled.CompareAndSwap(false, true) || a.lost.Load() {
+	if !a.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	if a.lost.Load() {
+		a.outcome("", JobRecord{}, context.Cause(a.ctx))
 		return false
 	}
 	if err == nil {
@@ -35,6 +39,7 @@ func (a *attempt) settle(err error) bool {
 	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		// lost is set with this cause; nothing to report.
+		a.outcome("", JobRecord{}, cause)
 	case errors.Is(cause, ErrCancelRequested):
 		a.ackCancel()
 	case errors.Is(cause, ErrShutdown):
@@ -95,7 +100,7 @@ func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 	rec, err := a.p.store.JobFail(a.background(), &store.JobFailParams{
 		OwnerParams: a.owner(), Error: *e, RetryAfter: retryAfter, Backoff: a.p.cfg.Backoff, ExecutionMS: a.execMS(),
 	})
-	if a.reported("fail", err) {
+	if a.reported("fail", rec, err) {
 		a.p.stats.failed.Add(1)
 		a.p.log.Info("stint: job attempt failed", "job", rec.ID, "kind", rec.Kind, "attempt", rec.Attempt,
 			"state", rec.State, "code", e.Code, "error", firstLine(e.Message))
@@ -103,18 +108,18 @@ func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 }
 
 func (a *attempt) halt(code, reason string) {
-	_, err := a.p.store.JobHalt(a.background(), &store.JobHaltParams{
+	rec, err := a.p.store.JobHalt(a.background(), &store.JobHaltParams{
 		OwnerParams: a.owner(), ReasonCode: code, Reason: reason, ExecutionMS: a.execMS(),
 	})
 	if !a.ackIfCancelRequested(err) {
-		a.reported("halt", err)
+		a.reported("halt", rec, err)
 	}
 }
 
 func (a *attempt) deadLetter(code string, e *lifecycle.JobError) {
-	_, err := a.p.store.JobDeadLetter(a.background(), &store.JobDeadLetterParams{OwnerParams: a.owner(), ReasonCode: code, Error: e})
+	rec, err := a.p.store.JobDeadLetter(a.background(), &store.JobDeadLetterParams{OwnerParams: a.owner(), ReasonCode: code, Error: e})
 	if !a.ackIfCancelRequested(err) {
-		a.reported("dead_letter", err)
+		a.reported("dead_letter", rec, err)
 	}
 }
 
@@ -132,21 +137,21 @@ func (a *attempt) ackIfCancelRequested(err error) bool {
 }
 
 func (a *attempt) ackCancel() {
-	_, err := a.p.store.JobAckCancel(a.background(), ptr(a.owner()))
-	a.reported("ack_cancel", err)
+	rec, err := a.p.store.JobAckCancel(a.background(), ptr(a.owner()))
+	a.reported("ack_cancel", rec, err)
 }
 
 // release gives the job back, requeued at once (or dead-lettered when no
 // attempts are left). A job whose cancel was requested meanwhile is
 // acknowledged instead, since a cancel_requested job cannot be released.
 func (a *attempt) release(reason string) {
-	_, err := a.p.store.JobRelease(a.background(), &store.JobReleaseParams{OwnerParams: a.owner(), Reason: reason, Requeue: true})
+	rec, err := a.p.store.JobRelease(a.background(), &store.JobReleaseParams{OwnerParams: a.owner(), Reason: reason, Requeue: true})
 	var le *lifecycle.Error
 	if errors.As(err, &le) && errors.Is(err, ErrInvalidTransition) && le.State == lifecycle.CancelRequested {
 		a.ackCancel()
 		return
 	}
-	a.reported("release", err)
+	a.reported("release", rec, err)
 }
 
 // timeOut ends a job whose deadline passed. No owner operation does that,
@@ -154,7 +159,7 @@ func (a *attempt) release(reason string) {
 // the lifecycle checks the deadline against the store's clock. If that
 // clock disagrees, the job is released for the timeouts service to end.
 func (a *attempt) timeOut() {
-	_, err := a.p.store.JobApply(a.background(), &store.JobApplyParams{
+	rec, err := a.p.store.JobApply(a.background(), &store.JobApplyParams{
 		JobID:   a.job.rec.ID,
 		Command: lifecycle.Command{Op: lifecycle.OpTimeOut, Actor: lifecycle.ActorSystem, ActorID: a.p.cfg.WorkerID, Deadline: true},
 	})
@@ -162,12 +167,13 @@ func (a *attempt) timeOut() {
 		a.release("the deadline passed by the worker's clock")
 		return
 	}
-	a.reported("time_out", err)
+	a.reported("time_out", rec, err)
 }
 
-// reported logs and counts a report the store refused, and says whether it
-// was accepted.
-func (a *attempt) reported(op string, err error) bool {
+// reported logs and counts a report the store refused, tells
+// Config.OnOutcome how the attempt ended, and says whether it was accepted.
+func (a *attempt) reported(op string, rec JobRecord, err error) bool {
+	a.outcome(op, rec, err)
 	switch {
 	case err == nil:
 		return true

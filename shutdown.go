@@ -48,6 +48,7 @@ func (p *Pool) Stop(ctx context.Context) error {
 	close(p.background)
 	p.bgDone.Wait()
 	p.unsub()
+	p.unsubLease()
 	p.stopErr = err
 	close(p.stopped)
 	return err
