@@ -31,8 +31,8 @@ type Pool struct {
 	state   poolState
 	active  map[*attempt]struct{}
 	byJob   map[string]*attempt // the running attempts by job id, for lease notices
-	base    context.Context // handlers' parent: the Start ctx's values, never cancelled
-	stopped chan struct{}   // closed when Stop finished
+	base    context.Context     // handlers' parent: the Start ctx's values, never cancelled
+	stopped chan struct{}       // closed when Stop finished
 	stopErr error
 
 	fetchStop  context.CancelFunc
