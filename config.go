@@ -56,6 +56,11 @@ type Config struct {
 	// Backoff schedules the retries of failed attempts. Defaults to
 	// lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
 	Backoff lifecycle.Backoff
+	// StoreBackoff spaces the retries of a store call that failed (a claim
+	// whose outcome is unknown, a completion batch that could not be
+	// written): each failure is logged with the call and the delay.
+	// Defaults to DefaultStoreBackoff (50ms doubling to 30s, with jitter).
+	StoreBackoff lifecycle.Backoff
 	// Clock times heartbeats, timeouts, deadlines and budgets; lease
 	// validity is judged by the store's clock. Defaults to the system clock.
 	Clock clock.Clock
@@ -95,6 +100,10 @@ func (c Config) WithDefaults() Config {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	c.Backoff = c.Backoff.OrDefault()
+	if c.StoreBackoff == (lifecycle.Backoff{}) {
+		c.StoreBackoff = DefaultStoreBackoff
+	}
+	c.StoreBackoff = c.StoreBackoff.OrDefault()
 	if c.Clock == nil {
 		c.Clock = clock.System{}
 	}
