@@ -10,6 +10,7 @@ import (
 
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -67,6 +68,22 @@ type Config struct {
 	// Logger receives what the pool does wrong or notices (stale leases,
 	// store errors). Defaults to slog.Default().
 	Logger *slog.Logger
+	// NoMaintenance tells the pool not to run the maintenance services
+	// (scheduler, reaper, timeouts, cancel finalizer, retention), because
+	// another process on the same database runs them. By default each pool
+	// runs them and joins the leader election for them, so that exactly one
+	// process at a time does the work: without them, retries and scheduled
+	// jobs never become due. Defaults to false.
+	NoMaintenance bool
+	// Maintenance configures the maintenance services the pool runs; its
+	// Logger and Clock default to the pool's. Defaults to nil: the
+	// maintenance package's defaults.
+	Maintenance *maintenance.Config
+	// MaintenanceCheck is how often the pool looks for work that stays due
+	// because no maintenance services run anywhere (retrying or scheduled
+	// jobs past their run_at, stalled jobs, by more than this), and logs an
+	// error when it finds some. Negative turns the check off. Defaults to 1m.
+	MaintenanceCheck time.Duration
 	// OnOutcome, when set, is called once per attempt after the store
 	// answered the pool's report of it (or after the pool learned that the
 	// job was no longer its own), with what the store recorded: a handler
@@ -95,6 +112,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CompleteBatch == 0 {
 		c.CompleteBatch = DefaultCompleteBatch
+	}
+	if c.MaintenanceCheck == 0 {
+		c.MaintenanceCheck = DefaultMaintenanceCheck
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace

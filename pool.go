@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -41,6 +42,7 @@ type Pool struct {
 	background chan struct{} // closed to stop the heartbeater and the wake dispatcher
 	bgDone     sync.WaitGroup
 	comp       *completer
+	maint      *maintenance.Maintainer // nil with Config.NoMaintenance
 	unsub      func()
 	unsubLease func()
 
@@ -70,8 +72,12 @@ func NewPool(s store.Store, mux *Mux, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg.Queues = maps.Clone(cfg.Queues)
+	maint, err := newMaintainer(s, cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Pool{
-		store: s, mux: mux, cfg: cfg, clock: cfg.Clock,
+		store: s, mux: mux, cfg: cfg, clock: cfg.Clock, maint: maint,
 		log:     cfg.Logger.With("worker", cfg.WorkerID),
 		active:  map[*attempt]struct{}{},
 		byJob:   map[string]*attempt{},
@@ -94,8 +100,14 @@ func (p *Pool) Start(ctx context.Context) error {
 	if p.state != poolNew {
 		return errors.New("stint: the pool was already started; make a new one")
 	}
-	p.state = poolRunning
 	p.base = context.WithoutCancel(ctx)
+	if p.maint != nil {
+		// The services stop with the pool (Stop), not when ctx ends first.
+		if err := p.maint.Start(p.base); err != nil {
+			return fmt.Errorf("stint: start the maintenance services: %w", err)
+		}
+	}
+	p.state = poolRunning
 	p.comp = newCompleter(p)
 	p.background = make(chan struct{})
 
@@ -116,6 +128,10 @@ func (p *Pool) Start(ctx context.Context) error {
 	go p.dispatchWakeups(wake, fetchers)
 	go p.dispatchLeaseNotices(notices)
 	go p.heartbeatLoop()
+	if p.cfg.MaintenanceCheck > 0 {
+		p.bgDone.Add(1)
+		go p.watchMaintenance()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():

@@ -49,6 +49,9 @@ func (p *Pool) Stop(ctx context.Context) error {
 	p.bgDone.Wait()
 	p.unsub()
 	p.unsubLease()
+	if p.maint != nil {
+		p.maint.Stop()
+	}
 	p.stopErr = err
 	close(p.stopped)
 	return err

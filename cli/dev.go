@@ -140,8 +140,9 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if grace == 0 {
 		grace = -1 // the pool's "no grace"
 	}
+	// The pool leaves the services to m, which narrates its elections.
 	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet,
-		OnOutcome: narrateOutcome(out, a.env.Clock)})
+		NoMaintenance: true, OnOutcome: narrateOutcome(out, a.env.Clock)})
 	if err != nil {
 		return err
 	}
