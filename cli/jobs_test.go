@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stint-dev/stint/cli"
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/store"
 )
@@ -27,7 +28,9 @@ func TestJobsLs(t *testing.T) {
 		{"queue", []string{"--queue", "batch"}, []string{s.done, s.running}},
 		{"kind", []string{"--kind", "mail"}, []string{s.scheduled, s.queued}},
 		{"queue and state", []string{"--queue", "batch", "--state", "queued"}, nil},
-		{"limit", []string{"--limit", "2"}, []string{s.done, s.running}},
+		{"all", []string{"--all", "--limit", "1"}, []string{s.done, s.running, s.scheduled, s.queued}},
+		{"newest first", []string{"--newest"}, []string{s.queued, s.scheduled, s.running, s.done}},
+		{"newest first, after", []string{"--newest", "--after", s.scheduled}, []string{s.running, s.done}},
 		{"after", []string{"--after", s.running}, []string{s.scheduled, s.queued}},
 	}
 	for _, tt := range tests {
@@ -198,4 +201,29 @@ func TestJobsShowAndEventsOfAFailedAttempt(t *testing.T) {
 	if !strings.Contains(failedRow, "upstream: the bank said 503") || !regexp.MustCompile(`T\d\d:\d\d:\d\d\.\d{3}Z`).MatchString(failedRow) {
 		t.Errorf("the retry_scheduled row %q lacks the error or a time to the millisecond:\n%s", failedRow, events)
 	}
+}
+
+// jobs ls pages: a page says when more follow and how to get them, --after
+// takes the page on, and an --after that names no job is an error.
+func TestJobsLsPages(t *testing.T) {
+	t.Parallel()
+	s := newSeeded(t)
+	first := stint(t, s.db, "jobs", "ls", "--limit", "2").ok(t).stdout
+	if !strings.Contains(first, s.running) || strings.Contains(first, s.scheduled) ||
+		!strings.Contains(first, "(more jobs follow: add --after "+s.running+" for the next page") {
+		t.Errorf("first page:\n%s", first)
+	}
+	r := stint(t, s.db, "jobs", "ls", "--limit", "2", "--json")
+	if r.code != cli.ExitOK || !strings.Contains(r.stderr, "--after "+s.running) {
+		t.Errorf("--json page: exit %d, stderr %q: want the hint on stderr", r.code, r.stderr)
+	}
+	second := stint(t, s.db, "jobs", "ls", "--limit", "2", "--after", s.running).ok(t).stdout
+	if !strings.Contains(second, s.queued) || strings.Contains(second, "more jobs follow") {
+		t.Errorf("last page:\n%s", second)
+	}
+	newest := stint(t, s.db, "jobs", "ls", "--newest", "--limit", "1").ok(t).stdout
+	if !strings.Contains(newest, s.queued) || !strings.Contains(newest, "--after "+s.queued) {
+		t.Errorf("newest page:\n%s", newest)
+	}
+	stint(t, s.db, "jobs", "ls", "--after", "garbage").usageError(t, `--after "garbage" names no job`)
 }
