@@ -39,7 +39,7 @@ func (a *app) enqueueCmd() *cobra.Command {
 			if err := spec.Validate(a.env.Clock.Now()); err != nil {
 				return err
 			}
-			return a.withStore(cmd.Context(), mayCreate, func(st store.Store) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
 				res, err := st.JobEnqueue(cmd.Context(), &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: cliActor})
 				if err != nil {
 					return err

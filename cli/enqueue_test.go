@@ -17,7 +17,7 @@ import (
 
 func TestEnqueueEveryFlag(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	runAt := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	deadline := runAt.Add(24 * time.Hour)
 	r := stint(t, db, "enqueue", "--kind", "email.send", "--queue", "mail", "--payload", `{"to": "ada"}`,
@@ -39,7 +39,7 @@ func TestEnqueueEveryFlag(t *testing.T) {
 
 func TestEnqueueDefaults(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	id := strings.TrimSpace(stint(t, db, "enqueue", "--kind", "k").ok(t).stdout)
 	j := getJob(t, db, id)
 	if j.Queue != lifecycle.DefaultQueue || j.State != lifecycle.Queued || j.Priority != 0 || j.MaxAttempts != lifecycle.DefaultMaxAttempts {
@@ -49,7 +49,7 @@ func TestEnqueueDefaults(t *testing.T) {
 
 func TestEnqueueNumericPriority(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	id := strings.TrimSpace(stint(t, db, "enqueue", "--kind", "k", "--priority", "-7").ok(t).stdout)
 	if p := getJob(t, db, id).Priority; p != -7 {
 		t.Errorf("priority %d, want -7", p)
@@ -58,7 +58,7 @@ func TestEnqueueNumericPriority(t *testing.T) {
 
 func TestEnqueueJSON(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	r := stint(t, db, "enqueue", "--kind", "k", "--payload", `[1,2]`, "--json").ok(t)
 
 	var fields map[string]json.RawMessage
@@ -81,7 +81,7 @@ func TestEnqueueJSON(t *testing.T) {
 
 func TestEnqueueDedupe(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	first := stint(t, db, "enqueue", "--kind", "k", "--dedupe-key", "once").ok(t)
 	again := stint(t, db, "enqueue", "--kind", "k", "--dedupe-key", "once")
 
@@ -100,7 +100,7 @@ func TestEnqueueDedupe(t *testing.T) {
 
 func TestEnqueueDBFromEnvironment(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	env := cli.Env{Getenv: func(k string) string {
 		if k == cli.EnvDB {
 			return db
@@ -124,7 +124,7 @@ func compact(t *testing.T, raw json.RawMessage) string {
 
 func TestEnqueueSetsEverySpecField(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	r := stint(t, db, "enqueue", "--kind", "chat", "--topic", "job.chat.simple", "--context-ptr", "s3://b/k",
 		"--adapter-id", "gpt", "--env", "locale=de", "--env", "tier=gold", "--correlation-id", "req-1", "--trace-id", "trace-1",
 		"--budget-runtime", "10m", "--budget-steps", "50", "--budget-cost", "7", "--parent", "parent-1",
@@ -143,7 +143,7 @@ func TestEnqueueSetsEverySpecField(t *testing.T) {
 
 func TestEnqueuePayloadFromFileAndStdin(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	// Over the OS's ~128 KB argument limit: only a file or stdin can carry it.
 	big := `{"text":"` + strings.Repeat("x", 300<<10) + `"}`
 	file := filepath.Join(t.TempDir(), "payload.json")
@@ -181,7 +181,7 @@ func TestEnqueueBadSpecFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			db := newDB(t)
+			db := migratedDB(t)
 			stint(t, db, append([]string{"enqueue", "--kind", "k"}, tt.args...)...).usageError(t, tt.want)
 		})
 	}
