@@ -18,6 +18,7 @@ import (
 type attempt struct {
 	p      *Pool
 	job    *Job
+	def    JobDefaults // the pool's defaults for the job's kind and queue
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	began  time.Time // the claim was sent, by the pool's clock
@@ -55,7 +56,8 @@ type attempt struct {
 // was sent, by the pool's clock (the lease runs from a moment after it).
 func newAttempt(p *Pool, rec lifecycle.Job, sent time.Time, done func()) *attempt {
 	ctx, cancel := context.WithCancelCause(p.base)
-	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, claimed: p.clock.Now(), lastBeat: sent, done: done}
+	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, claimed: p.clock.Now(), lastBeat: sent, done: done,
+		def: p.cfg.defaultsFor(rec.Kind, rec.Queue)}
 	if rec.LeaseExpiresAt != nil {
 		a.expires = *rec.LeaseExpiresAt
 	}
@@ -97,7 +99,7 @@ func (a *attempt) run() {
 func (a *attempt) trustUntil() time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ttl := a.p.cfg.LeaseTTL
+	ttl := a.def.LeaseTTL
 	return a.lastBeat.Add(ttl - ttl/4)
 }
 
@@ -106,6 +108,12 @@ func (a *attempt) trustUntil() time.Time {
 // matching cause. The pool's clock times them, so tests can move it.
 func (a *attempt) watchLimits() (stop func()) {
 	at, cause := limitOf(a.job.rec)
+	if t := a.def.Timeout; a.job.rec.Timeout == 0 && t > 0 && a.job.rec.StartedAt != nil {
+		// The job has no timeout of its own: its kind's or queue's applies.
+		if end := a.job.rec.UpdatedAt.Add(t); cause == nil || end.Before(at) {
+			at, cause = end, fmt.Errorf("%w: attempt %d ran past its default timeout of %s", ErrTimeout, a.job.rec.Attempt, t)
+		}
+	}
 	if cause == nil {
 		return func() {}
 	}
@@ -146,7 +154,7 @@ func limitOf(j lifecycle.Job) (at time.Time, cause error) {
 func (a *attempt) heartbeat(ctx context.Context, progress json.RawMessage, phase string) error {
 	now := a.p.clock.Now()
 	rec, err := a.p.store.JobHeartbeat(ctx, &store.JobHeartbeatParams{
-		OwnerParams: a.owner(), LeaseTTL: a.p.cfg.LeaseTTL, Progress: progress, Phase: phase,
+		OwnerParams: a.owner(), LeaseTTL: a.def.LeaseTTL, Progress: progress, Phase: phase,
 	})
 	a.observe(rec, err)
 	if err == nil {

@@ -57,6 +57,12 @@ type Config struct {
 	// Backoff schedules the retries of failed attempts. Defaults to
 	// lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
 	Backoff lifecycle.Backoff
+	// KindDefaults and QueueDefaults set the lease TTL, timeout, backoff and
+	// retry rules of the jobs of a kind, or of a queue: a job's own spec
+	// comes first, then its kind's defaults, then its queue's, then the
+	// fields above (see JobDefaults). Defaults to none.
+	KindDefaults  map[string]JobDefaults
+	QueueDefaults map[string]JobDefaults
 	// StoreBackoff spaces the retries of a store call that failed (a claim
 	// whose outcome is unknown, a completion batch that could not be
 	// written): each failure is logged with the call and the delay.
@@ -152,7 +158,10 @@ func (c Config) validate() error {
 	case c.CompleteBatch < 1 || c.CompleteBatch > store.MaxBatch:
 		return fmt.Errorf("stint: Config.CompleteBatch is %d: use 1 to %d (default %d)", c.CompleteBatch, store.MaxBatch, DefaultCompleteBatch)
 	}
-	return nil
+	if err := validateDefaults("Config.KindDefaults", c.KindDefaults); err != nil {
+		return err
+	}
+	return validateDefaults("Config.QueueDefaults", c.QueueDefaults)
 }
 
 // defaultWorkerID is hostname-pid-random: readable in events, unique per pool.

@@ -2,6 +2,7 @@ package stint
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -81,13 +82,41 @@ func (f *fetcher) idle(ctx context.Context) {
 // answer or the pool stops. The store call itself is not cancelled by Stop,
 // so a claimed job always gets its attempt.
 func (f *fetcher) claim(ctx context.Context, n int) int {
-	kinds := f.p.mux.kindList()
-	if len(kinds) == 0 {
-		return 0
+	got := 0
+	for _, g := range f.groups() {
+		if got < n {
+			got += f.claimKinds(ctx, g.kinds, g.ttl, n-got)
+		}
 	}
+	return got
+}
+
+// leaseGroup is the kinds of a queue whose jobs are claimed with one lease TTL.
+type leaseGroup struct {
+	ttl   time.Duration
+	kinds []string
+}
+
+// groups splits the registered kinds by the lease TTL their jobs get in
+// this queue (KindDefaults may give kinds their own): one claim each.
+func (f *fetcher) groups() []leaseGroup {
+	var out []leaseGroup
+	for _, k := range f.p.mux.kindList() {
+		ttl := f.p.cfg.defaultsFor(k, f.queue).LeaseTTL
+		i := slices.IndexFunc(out, func(g leaseGroup) bool { return g.ttl == ttl })
+		if i < 0 {
+			out, i = append(out, leaseGroup{ttl: ttl}), len(out)
+		}
+		out[i].kinds = append(out[i].kinds, k)
+	}
+	return out
+}
+
+// claimKinds claims up to n jobs of kinds with leases of ttl; see claim.
+func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Duration, n int) int {
 	params := &store.JobClaimParams{
 		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
-		Limit: n, LeaseTTL: f.p.cfg.LeaseTTL, Start: true, RequestID: uuid.NewString(),
+		Limit: n, LeaseTTL: ttl, Start: true, RequestID: uuid.NewString(),
 	}
 	var r *retrier
 	for {

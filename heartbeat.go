@@ -2,6 +2,7 @@ package stint
 
 import (
 	"context"
+	"time"
 
 	"github.com/stint-dev/stint/store"
 )
@@ -16,12 +17,13 @@ import (
 // job is gone; either cancels the handler's context (see attempt.observe).
 func (p *Pool) heartbeatLoop() {
 	defer p.bgDone.Done()
-	every := p.cfg.LeaseTTL / 3
+	// Wake for the shortest lease any job of this pool can hold.
+	wake := p.minLeaseTTL() / 6
 	for {
 		select {
 		case <-p.background:
 			return
-		case <-p.clock.After(every / 2):
+		case <-p.clock.After(wake):
 		}
 		now := p.clock.Now()
 		for _, a := range p.running() {
@@ -32,7 +34,7 @@ func (p *Pool) heartbeatLoop() {
 				a.loseLease("no renewal succeeded in time; the lease may have expired")
 				continue
 			}
-			if a.sinceBeat(now) < every || !a.beating.CompareAndSwap(false, true) {
+			if a.sinceBeat(now) < a.def.LeaseTTL/3 || !a.beating.CompareAndSwap(false, true) {
 				continue
 			}
 			// Each renewal runs on its own, so one slow call delays no other.
@@ -46,7 +48,7 @@ func (p *Pool) heartbeatLoop() {
 // a.beating.
 func (p *Pool) beat(a *attempt) {
 	for {
-		ctx, cancel := context.WithTimeout(p.base, p.cfg.LeaseTTL)
+		ctx, cancel := context.WithTimeout(p.base, a.def.LeaseTTL)
 		if err := a.heartbeat(ctx, nil, ""); err != nil && !store.IsRejection(err) {
 			p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
 		}
@@ -56,6 +58,19 @@ func (p *Pool) beat(a *attempt) {
 			return
 		}
 	}
+}
+
+// minLeaseTTL is the shortest lease TTL of the pool's kinds and queues.
+func (p *Pool) minLeaseTTL() time.Duration {
+	ttl := p.cfg.LeaseTTL
+	for _, m := range []map[string]JobDefaults{p.cfg.KindDefaults, p.cfg.QueueDefaults} {
+		for _, d := range m {
+			if d.LeaseTTL > 0 {
+				ttl = min(ttl, d.LeaseTTL)
+			}
+		}
+	}
+	return ttl
 }
 
 // dispatchLeaseNotices renews at once the lease of each running job the

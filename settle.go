@@ -65,7 +65,12 @@ func (a *attempt) report(err error) {
 			a.fail(&lifecycle.JobError{Code: "panic", Message: clip(err.Error())})
 			return
 		}
-		a.fail(&lifecycle.JobError{Code: errorCode(err, "error"), Message: clip(err.Error())})
+		code := errorCode(err, "error")
+		e := &lifecycle.JobError{Code: code, Message: clip(err.Error())}
+		if a.def.permanent(code) {
+			e.Class = lifecycle.ClassPermanent // a retry rule of its kind or queue
+		}
+		a.fail(e)
 		return
 	}
 	switch c.kind {
@@ -98,7 +103,7 @@ func (a *attempt) fail(e *lifecycle.JobError) { a.failAfter(e, 0) }
 // worker whose clock is off must not move the retry.
 func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 	rec, err := a.p.store.JobFail(a.background(), &store.JobFailParams{
-		OwnerParams: a.owner(), Error: *e, RetryAfter: retryAfter, Backoff: a.p.cfg.Backoff, ExecutionMS: a.execMS(),
+		OwnerParams: a.owner(), Error: *e, RetryAfter: retryAfter, Backoff: a.def.Backoff, ExecutionMS: a.execMS(),
 	})
 	if a.reported("fail", rec, err) {
 		a.p.stats.failed.Add(1)
