@@ -16,6 +16,7 @@ import (
 // no-op. Repeats detected by request id are the store's to catch, since only
 // it sees the event log.
 func Apply(job Job, cmd Command, now time.Time) (Step, error) {
+	cmd = cmd.cleaned()
 	if err := cmd.validate(&job); err != nil {
 		return Step{}, err
 	}
@@ -39,6 +40,10 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 		return Step{}, invalid(job, cmd)
 	}
 	next := job.Clone()
+	if FailedAttempt(cmd.Op, cmd.Actor, job.State) {
+		// Counted first: the retry budget (failTo, requeue) includes this one.
+		next.Failures++
+	}
 	op, actor, evType, err := transition(&next, cmd, now)
 	if err != nil {
 		return Step{}, err
@@ -66,6 +71,7 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	if op == OpClaim || (ev.LeaseID == "" && job.LeaseID != "") {
 		ev.LeaseID = firstNonEmpty(next.LeaseID, job.LeaseID)
 	}
+	stamp(&ev, job, next, cmd)
 	return Step{Job: next, Event: &ev}, nil
 }
 
@@ -96,25 +102,50 @@ func (c Command) validate(j *Job) error {
 		if len(c.Result) > MaxPayloadBytes {
 			return reject(ErrValidation, j, c.Op, "result is %d bytes: the limit is %d; store it elsewhere and pass result_ptr", len(c.Result), MaxPayloadBytes)
 		}
-		if len(c.Result) > 0 && !json.Valid(c.Result) {
-			return reject(ErrValidation, j, c.Op, "result is not valid JSON")
+		if err := CheckJSON("result", c.Result); err != nil {
+			return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
 		}
 	case OpDeadLetter:
 		if !slices.Contains(DLQReasons, c.ReasonCode) {
 			return reject(ErrValidation, j, c.Op, "reason code %q: expected one of %v", c.ReasonCode, DLQReasons)
 		}
 	case OpCheckpoint:
-		if len(c.Checkpoint) > MaxPayloadBytes || (len(c.Checkpoint) > 0 && !json.Valid(c.Checkpoint)) {
+		if len(c.Checkpoint) > MaxPayloadBytes {
 			return reject(ErrValidation, j, c.Op, "checkpoint must be valid JSON of at most %d bytes", MaxPayloadBytes)
+		}
+		if err := CheckJSON("checkpoint", c.Checkpoint); err != nil {
+			return reject(ErrValidation, j, c.Op, "checkpoint must be valid JSON of at most %d bytes: %s", MaxPayloadBytes, inputProblem(err))
 		}
 		if c.UsageDelta.Steps < 0 || c.UsageDelta.Cost < 0 {
 			return reject(ErrValidation, j, c.Op, "usage deltas must not be negative")
 		}
 	}
-	if len(c.Progress) > 0 && !json.Valid(c.Progress) {
-		return reject(ErrValidation, j, c.Op, "progress is not valid JSON")
+	if err := CheckJSON("progress", c.Progress); err != nil {
+		return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+	}
+	if err := CheckTexts("actor id", c.ActorID, "request id", c.RequestID, "lease id", c.LeaseID,
+		"reason code", c.ReasonCode, "result_ptr", c.ResultPtr, "phase", c.Phase); err != nil {
+		return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+	}
+	if c.RetryAt != nil {
+		if err := CheckTime("retry_at", *c.RetryAt); err != nil {
+			return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+		}
 	}
 	return nil
+}
+
+// cleaned returns c with its free text (reason, error code and message)
+// made storable: a handler's failure is recorded, not refused, for the
+// bytes of its message.
+func (c Command) cleaned() Command {
+	c.Reason = cleanText(c.Reason)
+	if c.Error != nil {
+		e := *c.Error
+		e.Code, e.Message = cleanText(e.Code), cleanText(e.Message)
+		c.Error = &e
+	}
+	return c
 }
 
 // already reports whether the result of cmd already holds: the idempotent
@@ -197,19 +228,20 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 	case OpClaim:
 		// A queued job is due by definition (promote and unblock wait for
 		// run_at), so a claim does not look at run_at.
-		if next.Attempt >= next.MaxAttempts {
-			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d used)", next.Attempt, next.MaxAttempts)
+		if next.Failures >= next.MaxAttempts {
+			return op, actor, "", reject(ErrInvalidTransition, next, op, "no attempts left (%d of %d failed)", next.Failures, next.MaxAttempts)
 		}
 		exp := later(now, c.LeaseTTL)
 		next.State, next.Attempt = Claimed, next.Attempt+1
 		next.Owner, next.LeaseID, next.LeaseExpiresAt = c.ActorID, c.LeaseID, &exp
-		next.Phase = ""
+		next.Phase, next.AttemptStartedAt = "", nil // this attempt has not started
 		return op, actor, EventClaimed, nil
 	case OpStart:
 		next.State = Running
 		if next.StartedAt == nil {
 			next.StartedAt = &now
 		}
+		next.AttemptStartedAt = &now
 		if next.Timeout > 0 {
 			t := later(now, next.Timeout.D())
 			next.TimeoutAt = &t
@@ -265,7 +297,9 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.Reason = firstNonEmpty(c.Reason, next.ReasonCode)
 		return op, actor, EventStalled, nil
 	case OpRequeue:
-		if next.Attempt < next.MaxAttempts {
+		// A release (the owner's graceful stop) used no retry: only failed
+		// attempts count against max_attempts.
+		if next.Failures < next.MaxAttempts {
 			next.State, next.RunAt = Queued, now
 			next.ReasonCode, next.Reason = "", ""
 			return op, actor, EventRequeued, nil
@@ -278,7 +312,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 			next.LastError = &JobError{Code: code, Message: fmt.Sprintf("the lease of attempt %d was lost and no attempts are left", next.Attempt), Attempt: next.Attempt}
 		}
 		next.State, next.ReasonCode = DeadLettered, code
-		next.Reason = fmt.Sprintf("no attempts left after %d", next.Attempt)
+		next.Reason = fmt.Sprintf("no attempts left after %d failed", next.Failures)
 		return op, actor, EventDeadLettered, nil
 	case OpDeadLetter:
 		next.State, next.ReasonCode = DeadLettered, c.ReasonCode
@@ -337,8 +371,8 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 	case e.Class == ClassPermanent || next.State == CancelRequested:
 		next.State, next.Error = Failed, e
 		return EventFailed
-	case next.Attempt < next.MaxAttempts:
-		at := later(now, c.Backoff.OrDefault().Delay(next.ID, next.Attempt))
+	case next.Failures < next.MaxAttempts:
+		at := later(now, c.Backoff.OrDefault().Delay(next.ID, next.Failures))
 		if c.RetryAt != nil && c.RetryAt.After(now) {
 			at = *c.RetryAt
 		}
@@ -357,7 +391,7 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 		return EventFailed
 	default:
 		next.State, next.ReasonCode = DeadLettered, ReasonExhaustedRetries
-		next.Reason = fmt.Sprintf("no attempts left after %d: %s", next.Attempt, e.Message)
+		next.Reason = fmt.Sprintf("no attempts left after %d failed: %s", next.Failures, e.Message)
 		return EventDeadLettered
 	}
 }
@@ -365,6 +399,8 @@ func failTo(next *Job, e *JobError, c Command, now time.Time) EventType {
 // settle clears or records the fields whose presence the new state dictates.
 func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	if prev.State.Leased() && !next.State.Leased() {
+		// The attempt ended: it ran from its start (if it started) to now.
+		next.Usage.RuntimeMS += attemptRuntime(prev, now).Milliseconds()
 		next.LastOwner, next.LastLeaseID, next.LeaseEndedBy = prev.Owner, prev.LeaseID, actor
 		next.LastLeaseExpiresAt = prev.LeaseExpiresAt
 		next.Owner, next.LeaseID, next.LeaseExpiresAt, next.TimeoutAt = "", "", nil, nil
@@ -375,10 +411,22 @@ func settle(next *Job, prev Job, actor Actor, now time.Time) {
 	if next.State.Terminal() {
 		next.FinishedAt = &now
 		next.ResultDigest = ResultDigest(next.Result, next.ResultPtr)
-		if next.StartedAt != nil {
-			next.Usage.RuntimeMS = now.Sub(*next.StartedAt).Milliseconds()
-		}
 	}
+}
+
+// attemptRuntime is how long j's current attempt has run at now: zero
+// unless it holds a lease and has started. Queue time and backoff between
+// attempts never count.
+func attemptRuntime(j Job, now time.Time) time.Duration {
+	if !j.State.Leased() || j.AttemptStartedAt == nil || now.Before(*j.AttemptStartedAt) {
+		return 0
+	}
+	return now.Sub(*j.AttemptStartedAt)
+}
+
+// runtime is the time j's attempts have run, the current one up to now.
+func runtime(j Job, now time.Time) time.Duration {
+	return time.Duration(j.Usage.RuntimeMS)*time.Millisecond + attemptRuntime(j, now)
 }
 
 func report(next *Job, c Command) {
@@ -401,7 +449,7 @@ func overBudget(j Job, now time.Time) string {
 		return fmt.Sprintf("step budget exceeded: %d of %d", j.Usage.Steps, b.MaxSteps)
 	case b.MaxCost > 0 && j.Usage.Cost > b.MaxCost:
 		return fmt.Sprintf("cost budget exceeded: %d of %d", j.Usage.Cost, b.MaxCost)
-	case b.MaxRuntime > 0 && j.StartedAt != nil && now.Sub(*j.StartedAt) > b.MaxRuntime.D():
+	case b.MaxRuntime > 0 && runtime(j, now) > b.MaxRuntime.D():
 		return fmt.Sprintf("runtime budget exceeded: %s", b.MaxRuntime.D())
 	}
 	return ""
@@ -443,6 +491,26 @@ func errorDetails(j Job) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]any{"error": e, "run_at": j.RunAt})
 	return b
+}
+
+// stamp records on ev the times the transition set, so Verify can check the
+// row's columns against the log: run_at wherever it changed (or was set
+// anew), the lease expiry wherever the job stays leased, and the deadline of
+// a soft cancel whose grace was not the job's.
+func stamp(ev *Event, prev, next Job, c Command) {
+	switch {
+	case ev.Type == EventRetryScheduled || ev.Type == EventRequeued || ev.Type == EventUnblocked,
+		!next.RunAt.Equal(prev.RunAt):
+		t := next.RunAt
+		ev.RunAt = &t
+	}
+	if next.State.Leased() && next.LeaseExpiresAt != nil {
+		t := *next.LeaseExpiresAt
+		ev.LeaseExpiresAt = &t
+	}
+	if ev.Type == EventCancelRequested && c.CancelGrace > 0 && c.CancelGrace != prev.CancelGrace.D() {
+		ev.Details, _ = json.Marshal(cancelDetails{CancelDeadline: next.CancelDeadline})
+	}
 }
 
 func newEvent(j Job, from State, op Op, actor Actor, actorID, requestID, leaseID string, now time.Time) Event {

@@ -113,3 +113,38 @@ func TestOverBudget(t *testing.T) {
 		t.Error("a job without a budget is over budget")
 	}
 }
+
+// TestRuntimeCountsRunningTimeOnly: usage.runtime_ms adds up the time each
+// attempt ran, start to end; queue time, backoff and a claim that never
+// started do not count, and the runtime budget uses the same sum (issue 13,
+// item 5).
+func TestRuntimeCountsRunningTimeOnly(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.Budget = &lifecycle.Budget{MaxRuntime: lifecycle.Duration(10 * time.Second)}
+	w := reach(t, spec, lifecycle.Running)
+	w.mustAt(t, w.now.Add(3*time.Second), failCmd(w.job.LeaseID, "network", lifecycle.ClassTransient)) // ran 3 s
+	if got := w.job.Usage.RuntimeMS; got != 3000 {
+		t.Fatalf("after a 3 s attempt: runtime_ms %d, want 3000", got)
+	}
+	w.mustAt(t, w.job.RunAt.Add(time.Hour), systemCmd(lifecycle.OpPromote)) // an hour of backoff and queue
+	lease := w.claim(t)
+	w.mustAt(t, w.now.Add(10*time.Second), ownerCmd(lifecycle.OpStall, lease)) // claimed, never started
+	w.must(t, systemCmd(lifecycle.OpRequeue))
+	if got := w.job.Usage.RuntimeMS; got != 3000 {
+		t.Fatalf("after a claim that never started: runtime_ms %d, want 3000", got)
+	}
+	lease = w.claim(t)
+	w.must(t, ownerCmd(lifecycle.OpStart, lease))
+	start := w.now
+	if why, over := lifecycle.OverBudget(w.job, start.Add(7*time.Second)); over {
+		t.Errorf("3 s + 7 s of a 10 s budget: over (%s)", why)
+	}
+	if _, over := lifecycle.OverBudget(w.job, start.Add(7*time.Second+time.Millisecond)); !over {
+		t.Errorf("3 s + 7.001 s of a 10 s budget: not over")
+	}
+	w.mustAt(t, start.Add(2500*time.Millisecond), completeCmd(lease))
+	if got := w.job.Usage.RuntimeMS; got != 5500 {
+		t.Errorf("after attempts of 3 s and 2.5 s: runtime_ms %d, want 5500 (the time since the first start is over an hour)", got)
+	}
+}

@@ -168,8 +168,10 @@ func reach(t fataler, spec lifecycle.Spec, s lifecycle.State) *world {
 		w.must(t, clientCmd(lifecycle.OpCancel))
 		return w
 	case lifecycle.Stalled:
+		// By the reaper, on expiry: the lost lease counts as a failed
+		// attempt (a release by the owner would not).
 		w := reach(t, spec, lifecycle.Running)
-		w.must(t, ownerCmd(lifecycle.OpStall, w.job.LeaseID))
+		w.mustAt(t, *w.job.LeaseExpiresAt, systemCmd(lifecycle.OpStall))
 		return w
 	case lifecycle.Retrying:
 		w := reach(t, spec, lifecycle.Running)

@@ -28,8 +28,10 @@ func Check(j Job) error {
 		return bad("timeout_at must be absent unless running")
 	case j.Rev < 1:
 		return bad("rev %d must be at least 1", j.Rev)
-	case j.Attempt < 0 || j.Attempt > j.MaxAttempts:
-		return bad("attempt %d must be within 0..max_attempts (%d)", j.Attempt, j.MaxAttempts)
+	case j.Attempt < 0:
+		return bad("attempt %d must not be negative", j.Attempt)
+	case j.Failures < 0 || j.Failures > j.Attempt || j.Failures > j.MaxAttempts:
+		return bad("failures %d must be within 0..min(attempt %d, max_attempts %d)", j.Failures, j.Attempt, j.MaxAttempts)
 	case j.StartedAt != nil && j.StartedAt.Before(j.CreatedAt):
 		return bad("started_at is before created_at (LI-3)")
 	case j.FinishedAt != nil && j.StartedAt != nil && j.FinishedAt.Before(*j.StartedAt):

@@ -240,6 +240,16 @@ func checkAccepted(t *rapid.T, prev lifecycle.Job, cmd lifecycle.Command, st lif
 	if next.Attempt != want || ev.Attempt != want || (ev.Type == lifecycle.EventClaimed) != (cmd.Op == lifecycle.OpClaim) {
 		t.Fatalf("%s: attempt %d -> %d (event %s), want %d (LI-2)", what, prev.Attempt, next.Attempt, ev.Type, want)
 	}
+	wantFailures := prev.Failures
+	if lifecycle.FailedAttempt(ev.Op, ev.Actor, prev.State) {
+		wantFailures++
+	}
+	if next.Failures != wantFailures || next.Failures > next.MaxAttempts {
+		t.Fatalf("%s: failures %d -> %d, want %d (at most max_attempts %d)", what, prev.Failures, next.Failures, wantFailures, next.MaxAttempts)
+	}
+	if next.Usage.RuntimeMS < prev.Usage.RuntimeMS || (next.Usage.RuntimeMS != prev.Usage.RuntimeMS && (!prev.State.Leased() || next.State.Leased())) {
+		t.Fatalf("%s: runtime_ms %d -> %d; it grows only when an attempt ends", what, prev.Usage.RuntimeMS, next.Usage.RuntimeMS)
+	}
 	if ev.FromState != prev.State || ev.ToState != next.State || !lifecycle.Allowed(ev.Op, ev.Actor, ev.FromState, ev.ToState) {
 		t.Fatalf("%s: event %s %s by %s %s -> %s is not a row of the table", what, ev.Type, ev.Op, ev.Actor, ev.FromState, ev.ToState)
 	}

@@ -47,20 +47,6 @@ func Replay(events []Event) (Replayed, error) {
 	return r, nil
 }
 
-// Verify checks a job row against its events: the replay must be clean, end
-// in the row's state, attempt and rev, and the row must meet [Check].
-func Verify(j Job, events []Event) error {
-	r, err := Replay(events)
-	if err != nil {
-		return err
-	}
-	if r.State != j.State || r.Attempt != j.Attempt || r.Rev != j.Rev {
-		return fmt.Errorf("events replay to state %s attempt %d rev %d, but the row says state %s attempt %d rev %d",
-			r.State, r.Attempt, r.Rev, j.State, j.Attempt, j.Rev)
-	}
-	return Check(j)
-}
-
 // heartbeatGap reports whether the revisions missing before e can only have
 // been heartbeats (self-loops of a leased state) that retention pruned.
 func heartbeatGap(r Replayed, e Event) bool {

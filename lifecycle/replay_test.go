@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stint-dev/stint/lifecycle"
 )
@@ -157,7 +158,14 @@ func TestVerifyRowMismatch(t *testing.T) {
 		{"state", func(j *lifecycle.Job) { j.State = lifecycle.Failed }, "row says state failed"},
 		{"attempt", func(j *lifecycle.Job) { j.Attempt = 1 }, "attempt 1"},
 		{"rev", func(j *lifecycle.Job) { j.Rev = 13 }, "rev 13"},
-		{"invariant", func(j *lifecycle.Job) { j.Result = nil }, "result must be present"},
+		{"invariant", func(j *lifecycle.Job) { j.Error = &lifecycle.JobError{Code: "x", Message: "y"} }, "error absent"},
+		{"spec", func(j *lifecycle.Job) { j.Queue = "elsewhere" }, "spec (tenant, kind, queue"},
+		{"payload", func(j *lifecycle.Job) { j.Payload = json.RawMessage(`{"to":"eve@example.com"}`) }, "spec digests to"},
+		{"failures", func(j *lifecycle.Job) { j.Failures = 2 }, "failures: row says 2, events say 1"},
+		{"created_at", func(j *lifecycle.Job) { j.CreatedAt = j.CreatedAt.Add(-time.Hour) }, "created_at: row says"},
+		{"run_at", func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+		{"finished_at", func(j *lifecycle.Job) { j.FinishedAt = ptr(j.FinishedAt.Add(time.Hour)) }, "finished_at: row says"},
+		{"result_digest", func(j *lifecycle.Job) { j.ResultDigest = "sha256:00" }, "result_digest: row says"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,4 +183,89 @@ func TestVerifyRowMismatch(t *testing.T) {
 			t.Error("Verify accepted a job without events")
 		}
 	})
+}
+
+// TestVerifyLeasedColumns: in a job that holds a lease, each column the
+// maintenance queries and fencing read is checked against the events.
+func TestVerifyLeasedColumns(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.Timeout = 5 * time.Minute
+	cases := []struct {
+		state  lifecycle.State
+		mutate func(j *lifecycle.Job)
+		inMsg  string
+	}{
+		{lifecycle.Running, func(j *lifecycle.Job) { j.Owner += "-x" }, "owner: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.LeaseID += "-x" }, "lease_id: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.LeaseExpiresAt = ptr(j.LeaseExpiresAt.Add(time.Hour)) }, "lease_expires_at: row says"},
+		{lifecycle.Claimed, func(j *lifecycle.Job) { j.LeaseExpiresAt = ptr(j.LeaseExpiresAt.Add(time.Hour)) }, "lease_expires_at: row says"},
+		{lifecycle.Running, func(j *lifecycle.Job) { j.TimeoutAt = ptr(j.TimeoutAt.Add(time.Hour)) }, "timeout_at: row says"},
+		{lifecycle.CancelRequested, func(j *lifecycle.Job) { j.CancelDeadline = ptr(j.CancelDeadline.Add(time.Hour)) }, "cancel_deadline: row says"},
+		{lifecycle.Retrying, func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+		{lifecycle.Scheduled, func(j *lifecycle.Job) { j.RunAt = j.RunAt.Add(time.Hour) }, "run_at: row says"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.inMsg+" "+string(tc.state), func(t *testing.T) {
+			t.Parallel()
+			w := reach(t, spec, tc.state)
+			if err := lifecycle.Verify(w.job, w.events); err != nil {
+				t.Fatalf("Verify before the change: %v", err)
+			}
+			tc.mutate(&w.job)
+			if err := lifecycle.Verify(w.job, w.events); err == nil || !strings.Contains(err.Error(), tc.inMsg) {
+				t.Errorf("Verify error = %v, want one saying %q", err, tc.inMsg)
+			}
+		})
+	}
+}
+
+// TestVerifyAcrossPrunedHeartbeats: retention may delete heartbeats,
+// including the last events of a running job; Verify stays clean, and
+// still catches a rev or lease expiry the pruning cannot explain.
+func TestVerifyAcrossPrunedHeartbeats(t *testing.T) {
+	t.Parallel()
+	w := reach(t, baseSpec(), lifecycle.Running)
+	kept := len(w.events)
+	for range 3 {
+		w.must(t, ownerCmd(lifecycle.OpHeartbeat, w.job.LeaseID))
+	}
+	pruned := w.events[:kept] // every heartbeat gone, the last ones included
+	if err := lifecycle.Verify(w.job, pruned); err != nil {
+		t.Fatalf("Verify after pruning the trailing heartbeats: %v", err)
+	}
+	stale := w.job
+	stale.UpdatedAt = pruned[len(pruned)-1].At // no write after the last event: the gap is not heartbeats
+	if err := lifecycle.Verify(stale, pruned); err == nil || !strings.Contains(err.Error(), "rev") {
+		t.Errorf("a rev ahead of the log with no later write: %v, want a rev finding", err)
+	}
+	early := w.job
+	early.LeaseExpiresAt = ptr(pruned[len(pruned)-1].At)
+	if err := lifecycle.Verify(early, pruned); err == nil || !strings.Contains(err.Error(), "lease_expires_at") {
+		t.Errorf("a lease expiry no pruned heartbeat can have set: %v, want a lease_expires_at finding", err)
+	}
+	w.must(t, completeCmd(w.job.LeaseID))
+	if err := lifecycle.Verify(w.job, append(pruned, w.events[len(w.events)-1])); err != nil {
+		t.Errorf("Verify with the heartbeats pruned mid-log: %v", err)
+	}
+}
+
+// TestVerifyCancelGraceOverride: a soft cancel with its own grace records
+// its deadline on the event, so Verify checks cancel_deadline against it.
+func TestVerifyCancelGraceOverride(t *testing.T) {
+	t.Parallel()
+	w := reach(t, baseSpec(), lifecycle.Running)
+	c := clientCmd(lifecycle.OpCancel)
+	c.CancelGrace = 5 * time.Second
+	ev := w.must(t, c)
+	if want := ev.At.Add(5 * time.Second); !w.job.CancelDeadline.Equal(want) || len(ev.Details) == 0 {
+		t.Fatalf("cancel_deadline %s (details %s), want %s recorded on the event", w.job.CancelDeadline, ev.Details, want)
+	}
+	if err := lifecycle.Verify(w.job, w.events); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	w.job.CancelDeadline = ptr(ev.At.Add(lifecycle.DefaultCancelGrace))
+	if err := lifecycle.Verify(w.job, w.events); err == nil || !strings.Contains(err.Error(), "cancel_deadline") {
+		t.Errorf("cancel_deadline at the job's grace instead of the cancel's: %v", err)
+	}
 }

@@ -97,6 +97,9 @@ type Spec struct {
 // Validate checks the spec and returns an [ErrValidation] error naming the
 // first field that is wrong and what is expected.
 func (s *Spec) Validate(now time.Time) error {
+	if err := s.validateInputs(); err != nil {
+		return err
+	}
 	switch {
 	case strings.TrimSpace(s.Kind) == "":
 		return Validationf("kind is required: name the handler that runs the job")
@@ -108,8 +111,6 @@ func (s *Spec) Validate(now time.Time) error {
 		return Validationf("priority %d out of range: expected %d to %d", s.Priority, -MaxPriority, MaxPriority)
 	case len(s.Payload) > MaxPayloadBytes:
 		return Validationf("payload is %d bytes: the limit is %d; store large inputs elsewhere and pass context_ptr", len(s.Payload), MaxPayloadBytes)
-	case len(s.Payload) > 0 && !json.Valid(s.Payload):
-		return Validationf("payload is not valid JSON")
 	case s.MaxAttempts < 0 || s.MaxAttempts > MaxMaxAttempts:
 		return Validationf("max_attempts %d out of range: expected 1 to %d", s.MaxAttempts, MaxMaxAttempts)
 	case s.Timeout < 0:
@@ -121,6 +122,14 @@ func (s *Spec) Validate(now time.Time) error {
 	case s.OnExhausted != "" && s.OnExhausted != DeadLettered && s.OnExhausted != Failed:
 		return Validationf("on_exhausted %q: expected dead_lettered or failed", s.OnExhausted)
 	}
+	if err := CheckName("kind", s.Kind); err != nil {
+		return err
+	}
+	if s.Queue != "" { // empty means the default queue
+		if err := CheckName("queue", s.Queue); err != nil {
+			return err
+		}
+	}
 	if s.Topic != "" {
 		if err := validTopic(s.Topic); err != nil {
 			return err
@@ -128,6 +137,43 @@ func (s *Spec) Validate(now time.Time) error {
 	}
 	if b := s.Budget; b != nil && (b.MaxRuntime < 0 || b.MaxSteps < 0 || b.MaxCost < 0) {
 		return Validationf("budget limits must not be negative")
+	}
+	return nil
+}
+
+// validateInputs refuses text no store keeps alike (NUL bytes, invalid
+// UTF-8), JSON nested too deep and times outside years 1 to 9999: the same
+// error on every backend, before anything is written.
+func (s *Spec) validateInputs() error {
+	err := CheckTexts("kind", s.Kind, "queue", s.Queue, "tenant", s.Tenant, "topic", s.Topic,
+		"dedupe_key", s.DedupeKey, "context_ptr", s.ContextPtr, "adapter_id", s.AdapterID,
+		"correlation_id", s.CorrelationID, "trace_id", s.TraceID, "parent_job_id", s.ParentJobID,
+		"run_id", s.RunID, "replay_of", s.ReplayOf, "deny_reason", s.DenyReason)
+	if err != nil {
+		return err
+	}
+	for i, id := range s.DependsOn {
+		if err := CheckText(describe("depends_on", i), id); err != nil {
+			return err
+		}
+	}
+	for k, v := range s.Env {
+		if err := firstErr(CheckText("an env name", k), CheckText(fmt.Sprintf("env %q", k), v)); err != nil {
+			return err
+		}
+	}
+	if len(s.Payload) <= MaxPayloadBytes { // the size has its own message below
+		if err := CheckJSON("payload", s.Payload); err != nil {
+			return err
+		}
+	}
+	if s.RunAt != nil {
+		if err := CheckTime("run_at", *s.RunAt); err != nil {
+			return err
+		}
+	}
+	if s.Deadline != nil {
+		return CheckTime("deadline", *s.Deadline)
 	}
 	return nil
 }
@@ -207,5 +253,7 @@ func New(id string, spec Spec, actorID, requestID string, now time.Time) (Step, 
 	}
 	e := newEvent(j, "", OpEnqueue, ActorClient, actorID, requestID, "", now)
 	e.Type, e.Reason = ev, j.Reason
+	runAt := j.RunAt
+	e.RunAt, e.SpecDigest = &runAt, SpecDigest(j)
 	return Step{Job: j, Event: &e}, nil
 }

@@ -54,6 +54,30 @@ func TestSpecValidateRejects(t *testing.T) {
 		{"topic with tail wildcard", func(s *lifecycle.Spec) { s.Topic = "job.>" }, "without spaces or wildcards"},
 		{"topic with space", func(s *lifecycle.Spec) { s.Topic = "job.chat simple" }, "without spaces or wildcards"},
 		{"negative budget", func(s *lifecycle.Spec) { s.Budget = &lifecycle.Budget{MaxCost: -1} }, "budget limits must not be negative"},
+		{"blank queue", func(s *lifecycle.Spec) { s.Queue = "  " }, `queue "  " is blank`},
+		{"queue with a space", func(s *lifecycle.Spec) { s.Queue = "my queue" }, `queue "my queue" contains ' '`},
+		{"kind with a tab", func(s *lifecycle.Spec) { s.Kind = "email\tsend" }, `contains '\t'`},
+		{"kind with a control character", func(s *lifecycle.Spec) { s.Kind = "email\x1bsend" }, "no spaces or control characters"},
+		{"kind with an at sign", func(s *lifecycle.Spec) { s.Kind = "me@host" }, "letters, digits and . _ - : /"},
+		{"NUL in kind", func(s *lifecycle.Spec) { s.Kind = "a\x00b" }, "kind contains a NUL byte"},
+		{"invalid UTF-8 queue", func(s *lifecycle.Spec) { s.Queue = "q\xff" }, "queue is not valid UTF-8"},
+		{"NUL in tenant", func(s *lifecycle.Spec) { s.Tenant = "\x00" }, "tenant contains a NUL byte"},
+		{"invalid UTF-8 topic", func(s *lifecycle.Spec) { s.Topic = "job.\xfe" }, "topic is not valid UTF-8"},
+		{"NUL in dedupe key", func(s *lifecycle.Spec) { s.DedupeKey = "k\x00" }, "dedupe_key contains a NUL byte"},
+		{"NUL in env name", func(s *lifecycle.Spec) { s.Env = map[string]string{"A\x00": "1"} }, "env name contains a NUL byte"},
+		{"invalid UTF-8 env value", func(s *lifecycle.Spec) { s.Env = map[string]string{"A": "\xff"} }, `env "A" is not valid UTF-8`},
+		{"NUL in parent id", func(s *lifecycle.Spec) { s.ParentJobID = "p\x00" }, "parent_job_id contains a NUL byte"},
+		{"NUL in depends_on", func(s *lifecycle.Spec) { s.DependsOn = []string{"ok", "\x00"} }, "depends_on[1] contains a NUL byte"},
+		{"invalid UTF-8 payload", func(s *lifecycle.Spec) { s.Payload = json.RawMessage("\"\xff\"") }, "payload is not valid UTF-8"},
+		{"payload 65 deep", func(s *lifecycle.Spec) {
+			s.Payload = json.RawMessage(strings.Repeat("[", 65) + strings.Repeat("]", 65))
+		}, "the limit is 64 levels"},
+		{"payload 100000 deep", func(s *lifecycle.Spec) {
+			s.Payload = json.RawMessage(strings.Repeat("[", 100000) + strings.Repeat("]", 100000))
+		}, "the limit is 64 levels"},
+		{"run_at after 9999", func(s *lifecycle.Spec) { s.RunAt = ptr(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) }, "run_at 10000-01-01T00:00:00Z is out of range"},
+		{"run_at before year 1", func(s *lifecycle.Spec) { s.RunAt = ptr(time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)) }, "between years 1 and 9999"},
+		{"deadline after 9999", func(s *lifecycle.Spec) { s.Deadline = ptr(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) }, "deadline 10000-01-01T00:00:00Z is out of range"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

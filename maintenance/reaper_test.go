@@ -65,15 +65,16 @@ func TestReaper(t *testing.T) {
 		state:  lifecycle.Queued,
 		events: append(started, lifecycle.EventStalled, lifecycle.EventRequeued),
 	}, {
-		name: "released job with no attempts left is dead-lettered exhausted_retries",
+		// A release is no failure: it never uses up the retry budget (issue 13).
+		name: "released job on its last attempt is requeued, not dead-lettered",
 		setup: func(d *db) lifecycle.Job {
 			d.enqueue(lifecycle.Spec{MaxAttempts: 1})
 			j := d.claim(time.Hour, true)
 			release(d, j)
 			return j
 		},
-		state: lifecycle.DeadLettered, reason: lifecycle.ReasonExhaustedRetries,
-		events: append(started, lifecycle.EventStalled, lifecycle.EventDeadLettered),
+		state:  lifecycle.Queued,
+		events: append(started, lifecycle.EventStalled, lifecycle.EventRequeued),
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -110,6 +110,13 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 	if s.Job.State == lifecycle.Queued {
 		b.wake(s.Job.Queue)
 	}
+	if prev != nil && prev.State.Leased() && s.Event.Actor != lifecycle.ActorOwner && s.Job.State != prev.State {
+		// A client or the system changed the lease under its owner (cancel
+		// requested; revoked by a hard cancel, timeout, deadline, expiry,
+		// forced cancel or budget): tell the owner now, not at its next
+		// heartbeat.
+		b.leases = append(b.leases, s.Job.ID)
+	}
 }
 
 func (b *batch) wake(queue string) {
@@ -190,8 +197,14 @@ func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, c
 
 // one runs cmd on the job with id in its own transaction.
 func (e *engine) one(ctx context.Context, id string, cmd lifecycle.Command, expected *int64, at *time.Time) (lifecycle.Job, error) {
-	if id == "" {
-		return lifecycle.Job{}, lifecycle.Validationf("job id is required")
+	return e.oneWith(ctx, id, cmd, expected, at, nil)
+}
+
+// oneWith is one with a hook that completes the command with the
+// transaction's time (a delay resolved on the store's clock).
+func (e *engine) oneWith(ctx context.Context, id string, cmd lifecycle.Command, expected *int64, at *time.Time, timed func(c *lifecycle.Command, now time.Time)) (lifecycle.Job, error) {
+	if err := checkID(id); err != nil {
+		return lifecycle.Job{}, err
 	}
 	var out lifecycle.Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
@@ -208,10 +221,22 @@ func (e *engine) one(ctx context.Context, id string, cmd lifecycle.Command, expe
 		if err != nil {
 			return err
 		}
-		out, err = e.step(ctx, tx, b, jobs[0], cmd, expected, t)
+		c := cmd
+		if timed != nil {
+			timed(&c, notBefore(t, jobs[0]))
+		}
+		out, err = e.step(ctx, tx, b, jobs[0], c, expected, t)
 		return err
 	})
 	return out, err
+}
+
+// checkID refuses a job id that is missing or that no store could hold.
+func checkID(id string) error {
+	if id == "" {
+		return lifecycle.Validationf("job id is required")
+	}
+	return lifecycle.CheckText("job id", id)
 }
 
 func notFound(id string) error {

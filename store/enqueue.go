@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +21,9 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 	}
 	if len(p.Jobs) > MaxBatch {
 		return nil, lifecycle.Validationf("%d jobs in one enqueue: the limit is %d; split the batch", len(p.Jobs), MaxBatch)
+	}
+	if err := lifecycle.CheckTexts("actor id", p.ActorID, "request id", p.RequestID); err != nil {
+		return nil, err
 	}
 	var out []EnqueueResult
 	err := e.write(ctx, func(tx Tx, b *batch) error {
@@ -137,6 +142,19 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 	case p.LeaseTTL <= 0:
 		return nil, lifecycle.Validationf("lease TTL must be positive")
 	}
+	if err := lifecycle.CheckTexts("worker id", p.WorkerID, "request id", p.RequestID); err != nil {
+		return nil, err
+	}
+	for _, q := range p.Queues {
+		if err := lifecycle.CheckName("queue", q); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range p.Kinds {
+		if err := lifecycle.CheckName("kind", k); err != nil {
+			return nil, err
+		}
+	}
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = out[:0]
@@ -144,12 +162,21 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		if err != nil {
 			return err
 		}
+		if p.RequestID != "" {
+			again, ok, err := e.claimAgain(ctx, tx, b, p, t)
+			if err != nil || ok {
+				out = again
+				return err
+			}
+		}
 		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: t})
 		if err != nil {
 			return err
 		}
 		for _, j := range jobs {
-			c := lifecycle.Command{Op: lifecycle.OpClaim, Actor: lifecycle.ActorOwner, ActorID: p.WorkerID, LeaseID: e.newID(), LeaseTTL: p.LeaseTTL}
+			// The request id goes on the claimed events only (one event per
+			// job may carry it): a retried claim finds its jobs by it.
+			c := lifecycle.Command{Op: lifecycle.OpClaim, Actor: lifecycle.ActorOwner, ActorID: p.WorkerID, LeaseID: e.newID(), LeaseTTL: p.LeaseTTL, RequestID: p.RequestID}
 			at := notBefore(t, j)
 			s, err := lifecycle.Apply(j, c, at)
 			if err != nil {
@@ -158,7 +185,7 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 			prev := j
 			b.add(&prev, s)
 			if p.Start {
-				c.Op = lifecycle.OpStart
+				c.Op, c.RequestID = lifecycle.OpStart, ""
 				started, err := lifecycle.Apply(s.Job, c, at)
 				if err != nil {
 					return err
@@ -171,4 +198,58 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		return nil
 	})
 	return out, err
+}
+
+// claimAgain answers a claim whose request id was used before (a retry after
+// a lost reply or an uncertain commit): it returns the jobs that claim leased
+// which are still held under those leases, started if p.Start asks for it,
+// and claims nothing new. ok is false when the request id is new.
+func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimParams, t time.Time) ([]Job, bool, error) {
+	ids, err := tx.EventJobsByRequest(ctx, p.RequestID, lifecycle.EventClaimed)
+	if err != nil || len(ids) == 0 {
+		return nil, false, err
+	}
+	jobs, err := tx.JobGet(ctx, ids)
+	if err != nil {
+		return nil, true, err
+	}
+	out := []Job{}
+	for _, j := range jobs {
+		ev, ok, err := tx.EventByRequest(ctx, j.ID, p.RequestID)
+		if err != nil {
+			return nil, true, err
+		}
+		if !ok || ev.Type != lifecycle.EventClaimed {
+			continue
+		}
+		if ev.ActorID != p.WorkerID {
+			return nil, true, &lifecycle.Error{Kind: ErrRequestConflict, JobID: j.ID, Op: lifecycle.OpClaim, State: j.State,
+				Msg: fmt.Sprintf("claim request id %q was used by worker %q; use a new request id for a new claim", p.RequestID, ev.ActorID)}
+		}
+		if !j.State.Leased() || j.LeaseID != ev.LeaseID || !t.Before(*j.LeaseExpiresAt) {
+			continue // the lease ended or expired since: the job is no longer this claim's
+		}
+		if p.Start && j.State == lifecycle.Claimed {
+			c := lifecycle.Command{Op: lifecycle.OpStart, Actor: lifecycle.ActorOwner, ActorID: p.WorkerID, LeaseID: j.LeaseID}
+			s, err := lifecycle.Apply(j, c, notBefore(t, j))
+			if err != nil {
+				continue // the lease expired: not this claim's any more
+			}
+			prev := j
+			b.add(&prev, s)
+			j = s.Job
+		}
+		out = append(out, j)
+	}
+	// In claim order, as the first reply had them.
+	slices.SortFunc(out, func(a, b Job) int {
+		if a.Priority != b.Priority {
+			return b.Priority - a.Priority
+		}
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, true, nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/stint-dev/stint/lifecycle"
 )
@@ -31,7 +33,18 @@ func (e *engine) JobFail(ctx context.Context, p *JobFailParams) (Job, error) {
 	c := owner(p.OwnerParams, lifecycle.OpFail)
 	err := p.Error
 	c.Error, c.RetryAt, c.Backoff, c.ExecutionMS = &err, p.RetryAt, p.Backoff, p.ExecutionMS
-	return e.one(ctx, p.JobID, c, nil, p.Now)
+	if p.RetryAfter < 0 {
+		return Job{}, lifecycle.Validationf("retry after %s is negative: give a delay of zero or more", p.RetryAfter)
+	}
+	if p.RetryAt != nil || p.RetryAfter == 0 {
+		return e.one(ctx, p.JobID, c, nil, p.Now)
+	}
+	// The delay counts from the transaction's time on the store's clock,
+	// never the worker's, so a worker with a skewed clock retries on time.
+	return e.oneWith(ctx, p.JobID, c, nil, p.Now, func(c *lifecycle.Command, now time.Time) {
+		at := now.Add(p.RetryAfter).Truncate(time.Microsecond)
+		c.RetryAt = &at
+	})
 }
 
 func (e *engine) JobHalt(ctx context.Context, p *JobHaltParams) (Job, error) {
@@ -103,8 +116,8 @@ func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Res
 	}
 	ids := make([]string, len(ps))
 	for i, p := range ps {
-		if p.JobID == "" {
-			return nil, lifecycle.Validationf("item %d: job id is required", i)
+		if err := checkID(p.JobID); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		ids[i] = p.JobID
 	}

@@ -2,14 +2,13 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/stint-dev/stint/lifecycle"
 )
 
 func (e *engine) JobGet(ctx context.Context, id string) (Job, error) {
-	if id == "" {
-		return Job{}, lifecycle.Validationf("job id is required")
+	if err := checkID(id); err != nil {
+		return Job{}, err
 	}
 	var out Job
 	err := e.d.Read(ctx, func(tx Tx) error {
@@ -33,6 +32,9 @@ func (e *engine) JobList(ctx context.Context, p *JobListParams) ([]Job, error) {
 		q.Limit = 100
 	case q.Limit < 0 || q.Limit > MaxBatch:
 		return nil, lifecycle.Validationf("list limit %d: expected 1 to %d", q.Limit, MaxBatch)
+	}
+	if err := lifecycle.CheckTexts("queue", q.Queue, "kind", q.Kind, "after id", q.AfterID); err != nil {
+		return nil, err
 	}
 	for _, s := range q.States {
 		if !s.Valid() {
@@ -123,12 +125,6 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 func verifyJob(j Job, events []Event) string {
 	if err := lifecycle.Verify(j, events); err != nil {
 		return err.Error()
-	}
-	if !j.State.Terminal() {
-		return ""
-	}
-	if want := lifecycle.ResultDigest(j.Result, j.ResultPtr); j.ResultDigest != want {
-		return fmt.Sprintf("provenance digest %q does not match the result (%q) (LI-4)", j.ResultDigest, want)
 	}
 	return ""
 }

@@ -16,6 +16,7 @@ func testClaim(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("only_due_queued_jobs", func(t *testing.T) { t.Parallel(); testClaimDue(t, newStore) })
 	t.Run("start_in_the_same_call", func(t *testing.T) { t.Parallel(); testClaimStart(t, newStore) })
 	t.Run("release_with_requeue", func(t *testing.T) { t.Parallel(); testReleaseRequeue(t, newStore) })
+	t.Run("retried_by_request_id", func(t *testing.T) { t.Parallel(); testClaimRetry(t, newStore) })
 }
 
 // claimAll claims up to limit jobs of queues at the next tick.
@@ -176,14 +177,14 @@ func testClaimStart(t *testing.T, newStore func(*testing.T) store.Store) {
 }
 
 // testReleaseRequeue: a release with Requeue stalls and requeues in one
-// call, so the job is claimable at once; with no attempts left it is
-// dead-lettered instead.
+// call, so the job is claimable at once; a release uses no retry, so it is
+// requeued even on the job's last attempt.
 func testReleaseRequeue(t *testing.T, newStore func(*testing.T) store.Store) {
 	h := newHarness(t, newStore)
 	for _, c := range []struct {
 		max  int
 		want lifecycle.State
-	}{{3, lifecycle.Queued}, {1, lifecycle.DeadLettered}} {
+	}{{3, lifecycle.Queued}, {1, lifecycle.Queued}} {
 		f := h.build(lifecycle.Running, maxAttempts(c.max))
 		j, err := h.s.JobRelease(h.ctx, &store.JobReleaseParams{OwnerParams: h.own(f), Requeue: true})
 		if err != nil || j.State != c.want {

@@ -276,3 +276,16 @@ func (h *harness) build(state lifecycle.State, opts ...specOpt) fixture {
 	h.must(f.ID, state)
 	return f
 }
+
+// expired returns a job stalled by the system when its lease expired: a
+// lost lease, which counts as a failed attempt (a release does not). It
+// moves the clock past the lease, so build it before fixtures whose leases
+// the test still uses.
+func (h *harness) expired(opts ...specOpt) fixture {
+	h.t.Helper()
+	f := h.build(lifecycle.Running, opts...)
+	h.advance(leaseTTL)
+	h.system(f, lifecycle.Command{Op: lifecycle.OpStall})
+	h.must(f.ID, lifecycle.Stalled)
+	return f
+}

@@ -88,26 +88,28 @@ func testTerminalFrozen(t *testing.T, newStore func(*testing.T) store.Store, sta
 }
 
 // testAttemptRule (LI-2): attempt starts at 0 and only a claim raises it,
-// by exactly one, across retries, releases and lease expiries.
+// by exactly one, across retries, releases and lease expiries; the retry
+// budget (max_attempts) counts failed attempts only (issue 13, item 2).
 func testAttemptRule(t *testing.T, newStore func(*testing.T) store.Store) {
 	h := newHarness(t, newStore)
-	f := h.build(lifecycle.Running, maxAttempts(4)) // attempt 1
-	h.fail(f, "network")                            // retrying
+	f := h.build(lifecycle.Running, maxAttempts(3)) // attempt 1
+	h.fail(f, "network")                            // retrying, 1 failure
 	h.advance(time.Hour)
 	h.pass(store.Store.JobPromoteDue, 1)
 	h.claim(&f) // attempt 2
 	h.release(f)
-	h.pass(store.Store.JobRequeueStalled, 1)
-	h.claim(&f) // attempt 3
+	h.pass(store.Store.JobRequeueStalled, 1) // a release uses no retry
+	h.claim(&f)                              // attempt 3
 	h.advance(2 * leaseTTL)
 	h.pass(store.Store.JobStallExpired, 1)
-	h.pass(store.Store.JobRequeueStalled, 1)
-	h.claim(&f) // attempt 4
+	h.pass(store.Store.JobRequeueStalled, 1) // a lost lease does: 2 failures
+	h.claim(&f)                              // attempt 4
 	h.start(f)
-	h.fail(f, "network") // no attempts left: dead-lettered
+	h.fail(f, "network") // 3 failures of 3: dead-lettered
 	s := h.snap(f.ID)
-	if s.Job.State != lifecycle.DeadLettered || s.Job.Attempt != 4 || s.Job.ReasonCode != lifecycle.ReasonExhaustedRetries {
-		t.Fatalf("state %s attempt %d reason %s; want dead_lettered after 4 attempts (exhausted_retries)", s.Job.State, s.Job.Attempt, s.Job.ReasonCode)
+	if s.Job.State != lifecycle.DeadLettered || s.Job.Attempt != 4 || s.Job.Failures != 3 || s.Job.ReasonCode != lifecycle.ReasonExhaustedRetries {
+		t.Fatalf("state %s attempt %d failures %d reason %s; want dead_lettered after 4 attempts, 3 failed (exhausted_retries)",
+			s.Job.State, s.Job.Attempt, s.Job.Failures, s.Job.ReasonCode)
 	}
 	attempt, claims := 0, 0
 	for _, ev := range s.Events {
@@ -124,15 +126,22 @@ func testAttemptRule(t *testing.T, newStore func(*testing.T) store.Store) {
 	if claims != 4 {
 		t.Errorf("%d claimed events, want 4", claims)
 	}
-	// With no attempts left, a stalled job is dead-lettered, not requeued,
-	// and a claim never takes a job past max_attempts.
+	checkJob(t, s)
+	// A job released on its last attempt is requeued (a graceful stop costs
+	// no retry); one whose last lease expired is dead-lettered, not requeued.
 	g := h.build(lifecycle.Running, maxAttempts(1))
 	h.release(g)
 	h.pass(store.Store.JobRequeueStalled, 1)
-	if j := h.must(g.ID, lifecycle.DeadLettered); j.Attempt != 1 {
-		t.Errorf("attempt %d, want 1", j.Attempt)
+	if j := h.must(g.ID, lifecycle.Queued); j.Attempt != 1 || j.Failures != 0 {
+		t.Errorf("released on its last attempt: attempt %d failures %d, want 1 and 0", j.Attempt, j.Failures)
 	}
-	checkJob(t, s)
+	x := h.expired(maxAttempts(1))
+	h.pass(store.Store.JobRequeueStalled, 1)
+	if j := h.must(x.ID, lifecycle.DeadLettered); j.Attempt != 1 || j.Failures != 1 || j.ReasonCode != lifecycle.ReasonLeaseExpired {
+		t.Errorf("lease lost on its last attempt: attempt %d failures %d reason %s, want 1, 1, lease_expired", j.Attempt, j.Failures, j.ReasonCode)
+	}
+	checkJob(t, h.snap(g.ID))
+	checkJob(t, h.snap(x.ID))
 }
 
 // testTimestamps (LI-3): created_at <= started_at <= finished_at on jobs
@@ -166,7 +175,7 @@ func testProvenance(t *testing.T, newStore func(*testing.T) store.Store) {
 		ids = append(ids, h.build(s).ID)
 	}
 	// Terminal by a maintenance pass, with several attempts behind it.
-	f := h.build(lifecycle.Stalled, maxAttempts(1))
+	f := h.expired(maxAttempts(1))
 	h.system(f, lifecycle.Command{Op: lifecycle.OpRequeue})
 	ids = append(ids, f.ID)
 	for _, id := range ids {

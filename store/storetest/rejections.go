@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,6 +340,26 @@ func testEnqueueValidation(t *testing.T, newStore func(*testing.T) store.Store) 
 		{"bad_on_exhausted", func(s *lifecycle.Spec, _ time.Time) { s.OnExhausted = lifecycle.Halted }},
 		{"bad_topic", func(s *lifecycle.Spec, _ time.Time) { s.Topic = "job.*" }},
 		{"negative_budget", func(s *lifecycle.Spec, _ time.Time) { s.Budget = &lifecycle.Budget{MaxSteps: -1} }},
+		// Issue 7: input that one backend took and the other refused with a raw error.
+		{"blank_queue", func(s *lifecycle.Spec, _ time.Time) { s.Queue = " \t" }},
+		{"queue_with_space", func(s *lifecycle.Spec, _ time.Time) { s.Queue = "my queue" }},
+		{"kind_with_control_char", func(s *lifecycle.Spec, _ time.Time) { s.Kind = "email\nsend" }},
+		{"nul_in_kind", func(s *lifecycle.Spec, _ time.Time) { s.Kind = "send\x00mail" }},
+		{"invalid_utf8_queue", func(s *lifecycle.Spec, _ time.Time) { s.Queue = "q\xff" }},
+		{"nul_in_tenant", func(s *lifecycle.Spec, _ time.Time) { s.Tenant = "acme\x00" }},
+		{"invalid_utf8_topic", func(s *lifecycle.Spec, _ time.Time) { s.Topic = "job.\xfe" }},
+		{"nul_in_dedupe_key", func(s *lifecycle.Spec, _ time.Time) { s.DedupeKey = "k\x00" }},
+		{"invalid_utf8_env", func(s *lifecycle.Spec, _ time.Time) { s.Env = map[string]string{"A": "\xff"} }},
+		{"nul_in_depends_on", func(s *lifecycle.Spec, _ time.Time) { s.DependsOn = []string{"job\x00"} }},
+		{"invalid_utf8_payload", func(s *lifecycle.Spec, _ time.Time) { s.Payload = json.RawMessage("{\"a\":\"\xff\"}") }},
+		{"payload_too_deep", func(s *lifecycle.Spec, _ time.Time) {
+			s.Payload = json.RawMessage(strings.Repeat("[", lifecycle.MaxJSONDepth+1) + strings.Repeat("]", lifecycle.MaxJSONDepth+1))
+		}},
+		{"run_at_after_9999", func(s *lifecycle.Spec, _ time.Time) { d := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC); s.RunAt = &d }},
+		{"deadline_after_9999", func(s *lifecycle.Spec, _ time.Time) {
+			d := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+			s.Deadline = &d
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

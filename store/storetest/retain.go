@@ -14,6 +14,7 @@ import (
 func testRetain(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("finished_jobs", func(t *testing.T) { t.Parallel(); testRetainFinished(t, newStore) })
 	t.Run("heartbeats", func(t *testing.T) { t.Parallel(); testRetainHeartbeats(t, newStore) })
+	t.Run("trailing_heartbeats", func(t *testing.T) { t.Parallel(); testRetainTrailingHeartbeats(t, newStore) })
 	t.Run("validation", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, newStore)
@@ -88,6 +89,26 @@ func testRetainHeartbeats(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	h.unchanged(doneBefore)
 	h.census() // fails on any Verify finding: replay accepts the gaps
+	h.complete(f)
+	h.census()
+}
+
+// testRetainTrailingHeartbeats: retention may delete a running job's last
+// events when they are heartbeats; Verify stays clean (the row was written
+// after its last remaining event), and the job completes.
+func testRetainTrailingHeartbeats(t *testing.T, newStore func(*testing.T) store.Store) {
+	h := newHarness(t, newStore)
+	f := h.build(lifecycle.Running)
+	for range 3 {
+		if _, err := h.s.JobHeartbeat(h.ctx, &store.JobHeartbeatParams{OwnerParams: h.own(f), LeaseTTL: leaseTTL}); err != nil {
+			t.Fatalf("heartbeat: %v", err)
+		}
+	}
+	res, err := h.s.JobRetain(h.ctx, &store.RetainParams{HeartbeatsBefore: h.now.Add(time.Second)})
+	if err != nil || res.Heartbeats != 3 {
+		t.Fatalf("retain heartbeats: %+v, %v; want all 3", res, err)
+	}
+	h.census() // fails on any Verify finding
 	h.complete(f)
 	h.census()
 }

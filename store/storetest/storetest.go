@@ -32,6 +32,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Reads", testReads},
 		{"Verify", testVerify},
 		{"StoreClock", testStoreClock},
+		{"Inputs", testInputs},
+		{"LeaseNotices", testLeaseNotices},
 		{"SubMicrosecond", testSubMicrosecond},
 		{"Retain", testRetain},
 		{"Leader", testLeader},

@@ -57,6 +57,8 @@ type recipe struct {
 	wait time.Duration
 	cmd  func(f fixture) lifecycle.Command
 	call func(h *harness, f fixture, at *time.Time) (store.Job, error)
+	// from builds the job instead of h.build(row's from state, opts...).
+	from func(h *harness, opts ...specOpt) fixture
 }
 
 // recipes returns the ways the suite takes the row e by actor a.
@@ -135,7 +137,8 @@ func recipes(e lifecycle.Edge, a lifecycle.Actor) []recipe {
 	case lifecycle.OpRequeue:
 		r := recipe{name: "attempts_left", cmd: sys(lifecycle.OpRequeue), call: maintain(store.Store.JobRequeueStalled)}
 		if e.To == lifecycle.DeadLettered {
-			r.name, r.opts = "no_attempts_left", []specOpt{maxAttempts(1)}
+			// Only a lost lease uses up the last attempt: a release does not.
+			r.name, r.opts, r.from = "no_attempts_left", []specOpt{maxAttempts(1)}, (*harness).expired
 		}
 		return []recipe{r}
 	case lifecycle.OpDeadLetter:
@@ -253,7 +256,12 @@ func maintain(pass func(store.Store, context.Context, *store.MaintainParams) (in
 // run builds the row's job, performs the op, and checks the result.
 func (r recipe) run(t *testing.T, newStore func(*testing.T) store.Store, e lifecycle.Edge, a lifecycle.Actor, apply bool) {
 	h := newHarness(t, newStore)
-	f := h.build(e.From, r.opts...)
+	var f fixture
+	if r.from != nil {
+		f = r.from(h, r.opts...)
+	} else {
+		f = h.build(e.From, r.opts...)
+	}
 	h.advance(r.wait)
 	before := h.snap(f.ID)
 	at := h.tick()
