@@ -79,6 +79,7 @@ run_at:                2026-01-02T03:04:05Z
 created_at:            2026-01-02T03:04:05Z
 updated_at:            2026-01-02T03:05:07Z
 started_at:            2026-01-02T03:05:05Z
+attempt_started_at:    2026-01-02T03:05:05Z
 finished_at:           2026-01-02T03:05:07Z
 cancel_grace:          30s
 usage:                 runtime 2000ms
