@@ -229,7 +229,9 @@ func lostReason(le *lifecycle.Error) string {
 
 // loseLease marks the job as no longer ours and cancels the handler.
 func (a *attempt) loseLease(why string) {
-	if a.lost.CompareAndSwap(false, true) {
+	// Once the attempt's own report is under way, that report says how it
+	// ended (a renewal racing it finds the job already finished by it).
+	if a.lost.CompareAndSwap(false, true) && !a.settled.Load() {
 		a.p.stats.stale.Add(1)
 		a.p.log.Warn("stint: lost the lease of a running job; its handler is cancelled and nothing it reports will count",
 			"job", a.job.rec.ID, "attempt", a.job.rec.Attempt, "reason", why)

@@ -89,8 +89,8 @@ func (p *Pool) dispatchLeaseNotices(notices <-chan string) {
 			p.mu.Lock()
 			a := p.byJob[id]
 			p.mu.Unlock()
-			if a == nil || a.lost.Load() {
-				continue
+			if a == nil || a.lost.Load() || a.settled.Load() {
+				continue // its own report is under way and will tell
 			}
 			a.recheck.Store(true)
 			if a.beating.CompareAndSwap(false, true) {
