@@ -14,10 +14,20 @@ import (
 // due because no maintenance services run anywhere, and warns about it.
 const DefaultMaintenanceCheck = time.Minute
 
+// MaintainedElsewhere is implemented by stores whose maintenance is done
+// for them by another process, such as a network client of stint server:
+// a pool on such a store does not run the maintenance services (it could
+// not elect a leader through it anyway).
+type MaintainedElsewhere interface {
+	// MaintainedElsewhere reports whether another process runs the
+	// maintenance services for this store.
+	MaintainedElsewhere() bool
+}
+
 // newMaintainer builds the maintenance services the pool runs, unless
-// Config.NoMaintenance says another process runs them.
+// Config.NoMaintenance or the store says another process runs them.
 func newMaintainer(s store.Store, cfg Config) (*maintenance.Maintainer, error) {
-	if cfg.NoMaintenance {
+	if m, ok := s.(MaintainedElsewhere); cfg.NoMaintenance || (ok && m.MaintainedElsewhere()) {
 		return nil, nil
 	}
 	mc := maintenance.Config{}

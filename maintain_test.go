@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/maintenance"
+	"github.com/stint-dev/stint/store"
 )
 
 // failOnce is a handler whose first call fails.
@@ -35,6 +37,35 @@ func TestThePoolRunsTheMaintenanceServices(t *testing.T) {
 	e.advanceUntil(time.Second, "the retry to run and succeed", func() bool { return e.get(id).State == stint.Succeeded })
 	if j := e.get(id); j.Attempt != 2 {
 		t.Errorf("attempt %d, want 2", j.Attempt)
+	}
+}
+
+// elsewhere is a store maintained by another process (as a network client
+// of stint server is).
+type elsewhere struct{ store.Store }
+
+func (elsewhere) MaintainedElsewhere() bool { return true }
+
+// A pool on a store maintained elsewhere runs no services of its own.
+func TestAPoolOnAStoreMaintainedElsewhereRunsNoServices(t *testing.T) {
+	t.Parallel()
+	e := newSQLite(t)
+	cfg := e.config()
+	cfg.NoMaintenance = false
+	p, err := stint.NewPool(elsewhere{e.s}, muxOf("flaky", failOnce()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	id := e.enqueue(stint.Spec{Kind: "flaky"}).ID
+	e.waitState(id, stint.Retrying)
+	// The maintenance seat is free: this pool never ran for it.
+	l, err := e.s.LeaderElect(context.Background(), &store.LeaderElectParams{Name: maintenance.DefaultSeat, ID: "probe", TTL: time.Minute})
+	if err != nil || !l.Elected {
+		t.Errorf("the maintenance seat is taken (%+v, %v): the pool ran the services on a store maintained elsewhere", l, err)
 	}
 }
 
