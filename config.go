@@ -88,7 +88,8 @@ type Config struct {
 	// MaintenanceCheck is how often the pool looks for work that stays due
 	// because no maintenance services run anywhere (retrying or scheduled
 	// jobs past their run_at, stalled jobs, by more than this), and logs an
-	// error when it finds some. Negative turns the check off. Defaults to 1m.
+	// error when it finds some. Negative turns the check off; it is off on
+	// a store maintained elsewhere (see MaintainedElsewhere). Defaults to 1m.
 	MaintenanceCheck time.Duration
 	// OnOutcome, when set, is called once per attempt after the store
 	// answered the pool's report of it (or after the pool learned that the
