@@ -68,6 +68,7 @@ func (a *app) benchCmd() *cobra.Command {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
+	cmd.AddCommand(a.benchSoakCmd())
 	return cmd
 }
 

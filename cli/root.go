@@ -96,6 +96,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.doctorCmd(),
 	)
 	return root
 }
