@@ -257,3 +257,7 @@ func (s *Store) JobApply(_ context.Context, p *store.JobApplyParams) (store.Job,
 	return store.Job{}, &Error{Kind: store.ErrInvalidTransition, Code: connect.CodeUnimplemented,
 		Msg: fmt.Sprintf("remote: %s by %s is not offered over the API; the server's maintenance services apply system transitions", p.Command.Op, p.Command.Actor)}
 }
+
+// MaintainedElsewhere reports that the server runs the maintenance services,
+// so a pool on this store runs none of its own (stint.MaintainedElsewhere).
+func (s *Store) MaintainedElsewhere() bool { return true }
