@@ -28,6 +28,8 @@ func TestConfigIsValidated(t *testing.T) {
 		{"negative poll", stint.Config{PollInterval: -time.Second}, "PollInterval"},
 		{"fetch limit too big", stint.Config{FetchLimit: store.MaxBatch + 1}, "FetchLimit"},
 		{"complete batch negative", stint.Config{CompleteBatch: -1}, "CompleteBatch"},
+		{"negative kind lease", stint.Config{KindDefaults: map[string]stint.JobDefaults{"k": {LeaseTTL: -time.Second}}}, `Config.KindDefaults["k"].LeaseTTL`},
+		{"queue max attempts", stint.Config{QueueDefaults: map[string]stint.JobDefaults{"q": {MaxAttempts: 5000}}}, `Config.QueueDefaults["q"].MaxAttempts`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -142,7 +142,9 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if grace == 0 {
 		grace = -1 // the pool's "no grace"
 	}
-	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet})
+	// The pool leaves the services to m, which narrates its elections.
+	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet,
+		NoMaintenance: true, OnOutcome: narrateOutcome(out, a.env.Clock)})
 	if err != nil {
 		return err
 	}
@@ -234,32 +236,51 @@ func (a *app) enqueueDemo(ctx context.Context, st store.Store, out io.Writer, wa
 	return nil
 }
 
-// narrate is middleware that prints one line when an attempt starts and
-// one when its handler returns.
+// narrate is middleware that prints one line when an attempt starts.
+// How it ended is printed by narrateOutcome, once the store has answered.
 func narrate(out io.Writer, clk interface{ Now() time.Time }) stint.Middleware {
 	return func(next stint.Handler) stint.Handler {
 		return stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
-			began := clk.Now()
-			line := func(what, detail string) {
-				fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d%s\n", stamp(clk), what, j.ID(), j.Kind(), j.Attempt(), j.MaxAttempts(), detail)
-			}
-			line("started", "")
-			err := next.Work(ctx, j)
-			took := fmt.Sprintf(" in %s", clk.Now().Sub(began).Round(time.Millisecond))
-			switch {
-			case err == nil:
-				line("succeeded", took)
-			case errors.Is(err, stint.ErrBudgetExceeded):
-				line("halted", took+": "+firstLineOf(err.Error()))
-			case ctx.Err() != nil:
-				line("stopped", took+": "+firstLineOf(context.Cause(ctx).Error()))
-			case j.Attempt() >= j.MaxAttempts():
-				line("failed", took+": "+firstLineOf(err.Error())+" (its last attempt: see `dlq ls`)")
-			default:
-				line("failed", took+": "+firstLineOf(err.Error()))
-			}
-			return err
+			fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d\n", stamp(clk), "started", j.ID(), j.Kind(), j.Attempt(), j.MaxAttempts())
+			return next.Work(ctx, j)
 		})
+	}
+}
+
+// narrateOutcome prints one line for each attempt that ended, saying what
+// the store recorded: a handler that returned nil for a job cancelled
+// meanwhile is "lost", never "succeeded".
+func narrateOutcome(out io.Writer, clk interface{ Now() time.Time }) func(stint.Outcome) {
+	return func(o stint.Outcome) {
+		j := o.Job
+		line := func(what, detail string) {
+			fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d in %s%s\n", stamp(clk), what, j.ID, j.Kind, j.Attempt, j.MaxAttempts,
+				o.Took.Round(time.Millisecond), detail)
+		}
+		herr := ""
+		if o.HandlerErr != nil {
+			herr = ": " + firstLineOf(o.HandlerErr.Error())
+		}
+		switch {
+		case errors.Is(o.Err, stint.ErrLeaseLost) || errors.Is(o.Err, stint.ErrStaleLease):
+			line("lost", ": the job is no longer this worker's ("+firstLineOf(o.Err.Error())+"); what the handler returned does not count")
+		case o.Err != nil:
+			line("unsaved", ": the outcome could not be written ("+firstLineOf(o.Err.Error())+"); the job runs again when its lease expires")
+		case j.State == lifecycle.Succeeded:
+			line("succeeded", "")
+		case j.State == lifecycle.Retrying:
+			line("failed", herr+" (retry at "+j.RunAt.Format("15:04:05.000")+")")
+		case j.State == lifecycle.DeadLettered && o.Op == "fail":
+			line("failed", herr+" (its last attempt: see `dlq ls`)")
+		case j.State == lifecycle.Queued || j.State == lifecycle.Stalled:
+			line("stopped", herr+" (released to its queue: the worker is stopping)")
+		case j.State == lifecycle.Halted:
+			line("halted", ": "+j.Reason)
+		case j.State == lifecycle.TimedOut:
+			line("timed out", herr)
+		default:
+			line(string(j.State), herr)
+		}
 	}
 }
 

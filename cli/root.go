@@ -15,6 +15,8 @@ import (
 // Env is what the command line reads from and writes to. Zero fields take
 // the process's own: os.Stdout, os.Stderr, os.Getenv and the system clock.
 type Env struct {
+	// Stdin is read by flags that take input from "-" (enqueue --payload -).
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// Getenv reads the STINT_* environment variables that give the global
@@ -26,6 +28,9 @@ type Env struct {
 }
 
 func (e Env) withDefaults() Env {
+	if e.Stdin == nil {
+		e.Stdin = os.Stdin
+	}
 	if e.Stdout == nil {
 		e.Stdout = os.Stdout
 	}
