@@ -15,8 +15,8 @@ import (
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/metrics"
 	"github.com/stint-dev/stint/stats"
-	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/stinttest"
+	"github.com/stint-dev/stint/store"
 )
 
 // TestStoreCountsAttempts works real jobs through a pool on an instrumented

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/metrics"
+	"github.com/stint-dev/stint/stats"
+	"github.com/stint-dev/stint/store"
+)
+
+// observedStore is a store instrumented for metrics that carries what
+// serveAPI mounts beside the API: /metrics, /stats and the dashboard.
+type observedStore struct {
+	store.Store
+	obs *observability
+}
+
+// observability is the metrics registry, the background job counter and
+// the dashboard of one stint server or stint dev process.
+type observability struct {
+	reg     *prometheus.Registry
+	m       *metrics.Metrics
+	counter *stats.Counter
+	workers stats.Workers
+	raw     store.Store
+}
+
+// observe wraps st for metrics and starts counting its jobs in the
+// background (every every) until ctx ends. The returned store is what the pool, the
+// services and the API should use.
+func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Logger, every time.Duration) (store.Store, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := metrics.New(reg)
+	if err != nil {
+		return nil, err
+	}
+	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every})
+	if err := m.Jobs(c); err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, c.Stop)
+	o := &observability{reg: reg, m: m, counter: c, raw: st}
+	inner := m.Store(st)
+	if t, ok := inner.(store.Tokens); ok {
+		return &observedTokens{observedStore: &observedStore{Store: inner, obs: o}, Tokens: t}, nil
+	}
+	return &observedStore{Store: inner, obs: o}, nil
+}
+
+// observedTokens keeps the tokens of the store underneath reachable.
+type observedTokens struct {
+	*observedStore
+	store.Tokens
+}
+
+func (s *observedStore) observability() *observability { return s.obs }
+
+// observabilityOf returns what st carries, or nil for a plain store.
+func observabilityOf(st store.Store) *observability {
+	if o, ok := st.(interface{ observability() *observability }); ok {
+		return o.observability()
+	}
+	return nil
+}
+
+// setWorkers reports a pool's busy and total worker slots as metrics and in
+// /stats.
+func (o *observability) setWorkers(w stats.Workers) error {
+	o.workers = w
+	return o.m.Pool("local", w)
+}
+
+// mount serves /metrics and /stats beside api (the rest of the paths).
+func (o *observability) mount(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /stats", stats.Handler(o.counter, func() (int, int) {
+		if o.workers == nil {
+			return 0, 0
+		}
+		return o.workers()
+	}))
+	return mux
+}
+
+// observeDevPool reports stint dev's pool utilisation.
+func observeDevPool(st store.Store, pool *stint.Pool, queues map[string]int) error {
+	o := observabilityOf(st)
+	if o == nil {
+		return nil
+	}
+	capacity := 0
+	for _, n := range queues {
+		capacity += n
+	}
+	return o.setWorkers(func() (int, int) { return int(pool.Stats().Running), capacity })
+}

@@ -1,0 +1,50 @@
+package cli_test
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDevServesMetricsAndStats runs stint dev and scrapes /metrics and
+// /stats beside its API while it works its demo jobs.
+func TestDevServesMetricsAndStats(t *testing.T) {
+	t.Parallel()
+	d := startDev(t, "--db", newDB(t), "dev", "--shutdown-grace", "0", "--api", "127.0.0.1:0")
+	apiURL := regexp.MustCompile(`API on (http://\S+),`)
+	var base string
+	eventually(t, "the API address", func() bool {
+		m := apiURL.FindStringSubmatch(d.out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	eventually(t, "claims and run times in /metrics", func() bool {
+		body := get(t, base+"/metrics")
+		return strings.Contains(body, "stint_claims_total{") && strings.Contains(body, "stint_run_seconds_bucket{") &&
+			strings.Contains(body, `stint_pool_workers_capacity{pool="local"}`)
+	})
+	eventually(t, "the dead-lettered demo job in /stats", func() bool {
+		return strings.Contains(get(t, base+"/stats"), `"dead_lettered":1`)
+	})
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %s", url, res.Status, b)
+	}
+	return string(b)
+}
