@@ -125,6 +125,7 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	mux := stint.NewMux()
 	demo.Register(mux, a.env.Clock)
 	mux.Use(narrate(out, a.env.Clock))
+	traceDev(st, mux)
 
 	// The pool and the services run until stopped here, not when ctx ends,
 	// so that they stop in order.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -9,12 +10,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/metrics"
 	"github.com/stint-dev/stint/stats"
 	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/tracing"
 )
 
 // observedStore is a store instrumented for metrics that carries what
@@ -32,6 +35,7 @@ type observability struct {
 	counter *stats.Counter
 	workers stats.Workers
 	raw     store.Store
+	tracer  trace.TracerProvider
 }
 
 // observe wraps st for metrics and starts counting its jobs in the
@@ -54,6 +58,14 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	context.AfterFunc(ctx, c.Stop)
 	o := &observability{reg: reg, m: m, counter: c, raw: st}
 	inner := m.Store(st)
+	// Traces are off unless the OTEL_* variables ask for them.
+	tp, shutdown, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing from the OTEL_* environment variables: %w", err)
+	}
+	context.AfterFunc(ctx, func() { _ = shutdown(context.Background()) })
+	o.tracer = tp
+	inner = tracing.Store(inner, tp)
 	if t, ok := inner.(store.Tokens); ok {
 		return &observedTokens{observedStore: &observedStore{Store: inner, obs: o}, Tokens: t}, nil
 	}
@@ -95,6 +107,13 @@ func (o *observability) mount(api http.Handler) http.Handler {
 		return o.workers()
 	}))
 	return mux
+}
+
+// traceDev runs stint dev's handlers in spans (a no-op unless OTEL_* asks).
+func traceDev(st store.Store, mux *stint.Mux) {
+	if o := observabilityOf(st); o != nil {
+		mux.Use(tracing.Middleware(o.tracer))
+	}
 }
 
 // observeDevPool reports stint dev's pool utilisation.
