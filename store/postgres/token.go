@@ -25,8 +25,7 @@ const (
 
 // TokenInsert stores a token; see store.TokenTx.
 func (t *tx) TokenInsert(ctx context.Context, tok store.Token) error {
-	t.wrote = true
-	_, err := t.pg.Exec(ctx, qTokenInsert, tok.ID, tok.Tenant, string(tok.Role), tok.Name, tok.Hash, tok.CreatedAt)
+	_, err := t.exec(ctx, qTokenInsert, tok.ID, tok.Tenant, string(tok.Role), tok.Name, tok.Hash, tok.CreatedAt)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return store.ErrTokenTaken
@@ -39,31 +38,54 @@ func (t *tx) TokenInsert(ctx context.Context, tok store.Token) error {
 
 // TokenByHash finds a token by the hash of its secret.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (store.Token, bool, error) {
-	return scanToken(t.pg.QueryRow(ctx, qTokenByHash, hash))
+	var tok store.Token
+	found, err := t.tokenRow(ctx, &tok, qTokenByHash, hash)
+	return tok, found, err
 }
 
 // TokenList lists the tokens of tenant, or all when tenant is empty.
 func (t *tx) TokenList(ctx context.Context, tenant string) ([]store.Token, error) {
-	rows, err := t.pg.Query(ctx, qTokenList, tenant)
-	if err != nil {
+	var out []store.Token
+	q := &pgx.QueuedQuery{SQL: qTokenList, Arguments: []any{tenant}}
+	q.Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			tok, _, err := scanToken(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, tok)
+		}
+		return rows.Err()
+	})
+	if err := t.send(ctx, q); err != nil {
 		return nil, fmt.Errorf("postgres: list tokens: %w", err)
 	}
-	defer rows.Close()
-	var out []store.Token
-	for rows.Next() {
-		tok, _, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tok)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // TokenRevoke revokes a token; see store.TokenTx.
 func (t *tx) TokenRevoke(ctx context.Context, tenant, id string, at time.Time) (store.Token, bool, error) {
-	t.wrote = true
-	return scanToken(t.pg.QueryRow(ctx, qTokenRevoke, id, tenant, at))
+	var tok store.Token
+	found, err := t.tokenRow(ctx, &tok, qTokenRevoke, id, tenant, at)
+	return tok, found, err
+}
+
+// tokenRow runs a query of at most one token row and scans it into tok.
+func (t *tx) tokenRow(ctx context.Context, tok *store.Token, sql string, args ...any) (bool, error) {
+	var found bool
+	q := &pgx.QueuedQuery{SQL: sql, Arguments: args}
+	q.Query(func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
+		}
+		var err error
+		*tok, found, err = scanToken(rows)
+		return err
+	})
+	if err := t.send(ctx, q); err != nil {
+		return false, fmt.Errorf("postgres: read token: %w", err)
+	}
+	return found, nil
 }
 
 func scanToken(r pgx.Row) (store.Token, bool, error) {
