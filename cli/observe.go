@@ -14,6 +14,7 @@ import (
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/dashboard"
 	"github.com/stint-dev/stint/metrics"
 	"github.com/stint-dev/stint/stats"
 	"github.com/stint-dev/stint/store"
@@ -95,18 +96,28 @@ func (o *observability) setWorkers(w stats.Workers) error {
 	return o.m.Pool("local", w)
 }
 
-// mount serves /metrics and /stats beside api (the rest of the paths).
-func (o *observability) mount(api http.Handler) http.Handler {
+// mount serves /metrics, /stats and the dashboard (/dashboard/) beside api
+// (the rest of the paths). The dashboard takes the API's tokens, or none
+// with noAuth.
+func (o *observability) mount(api http.Handler, st store.Store, noAuth bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	dash, err := dashboard.New(dashboard.Config{Store: st, Counter: o.counter, NoAuth: noAuth, Workers: o.busy})
+	if err == nil {
+		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
+		mux.Handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusFound))
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{}))
-	mux.Handle("GET /stats", stats.Handler(o.counter, func() (int, int) {
-		if o.workers == nil {
-			return 0, 0
-		}
-		return o.workers()
-	}))
+	mux.Handle("GET /stats", stats.Handler(o.counter, o.busy))
 	return mux
+}
+
+// busy reports the local pool's worker slots; none on stint server.
+func (o *observability) busy() (int, int) {
+	if o.workers == nil {
+		return 0, 0
+	}
+	return o.workers()
 }
 
 // traceDev runs stint dev's handlers in spans (a no-op unless OTEL_* asks).

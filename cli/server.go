@@ -163,7 +163,7 @@ func serveAPI(st store.Store, cfg server.Config, addr string, tlsCfg *tls.Config
 		return nil, err
 	}
 	if o := observabilityOf(st); o != nil { // /metrics, /stats and the dashboard beside the API
-		h = o.mount(h)
+		h = o.mount(h, st, cfg.NoAuth)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -225,6 +225,7 @@ func (a *app) startDevAPI(ctx context.Context, out io.Writer, st store.Store, ad
 		}
 	}
 	fmt.Fprintf(out, "API on %s, dev token (admin, tenant default): %s\n", api.url, secret)
+	fmt.Fprintf(out, "Dashboard: %s/dashboard/#token=%s\n", api.url, secret)
 	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n    -d '{\"job\":{\"kind\":\"demo.sleep\",\"payload\":{\"ms\":500}}}' %s/stint.v1.JobService/Enqueue\n\n", secret, api.url)
 	return func() {
 		_ = api.stop()

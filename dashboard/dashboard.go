@@ -80,7 +80,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("/", http.FileServerFS(static))
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/whoami", h.whoami)
 	api.HandleFunc("GET /api/queues", h.queues)
