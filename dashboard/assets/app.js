@@ -122,7 +122,7 @@ const pages = {
       <h3>Payload</h3>${json(j.payload)}
       ${j.progress ? `<h3>Progress</h3>${json(j.progress)}` : ""}
       ${j.result ? `<h3>Result</h3>${json(j.result)}` : ""}
-      ${j.error ? `<h3>Error</h3>${json(j.error)}` : ""}
+      ${j.error || j.last_error ? `<h3>Error</h3>${json(j.error || j.last_error)}` : ""}
       <h3>Attempts</h3><table data-testid="attempts"><tr><th>#</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th><th>Error</th></tr>${attempts}</table>
       <h3>Events</h3><table data-testid="events"><tr><th>At</th><th>Type</th><th>Transition</th><th>By</th><th>Attempt</th><th>Reason</th></tr>${events}</table>
       ${r.provenance ? `<h3>Provenance</h3>${json(r.provenance)}` : ""}`;
@@ -135,7 +135,7 @@ const pages = {
       <table><tr>${me && me.can_replay ? "<th></th>" : ""}<th>Id</th><th>Queue</th><th>Kind</th><th>Error</th><th>Dead since</th></tr>
       ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}"></td>` : ""}
         <td>${jobLink(j.id)}</td><td>${esc(j.queue)}</td><td>${esc(j.kind)}</td>
-        <td>${esc(j.error ? j.error.code + ": " + j.error.message : "")}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
+        <td>${esc((e => e ? e.code + ": " + e.message : "")(j.error || j.last_error))}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
     return `<h2>Dead letters</h2>
       ${me && me.can_replay && r.groups.length ? `<button data-testid="replay-selected" onclick="replaySelected()">Replay selected</button>` : ""}
       ${groups || "<p>The dead-letter queue is empty.</p>"}`;
