@@ -92,6 +92,7 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("POST /api/dlq/replay", h.mutate(roleReplay, h.dlqReplay))
 	api.HandleFunc("GET /api/stalled", h.stalled)
 	api.HandleFunc("GET /api/workers", h.workers)
+	api.HandleFunc("GET /api/runs/{id}", h.run)
 	mux.Handle("/api/", h.authenticate(api))
 	return mux, nil
 }

@@ -270,3 +270,28 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("read-only cancel changed the job to %s", j.State)
 	}
 }
+
+// TestRun serves a run's jobs with their dependencies, by step.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, false)
+	ctx := context.Background()
+	first, err := f.s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []stint.Spec{{Kind: "step", RunID: "r1", StepIndex: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []stint.Spec{
+		{Kind: "step", RunID: "r1", StepIndex: 1, DependsOn: []string{first[0].Job.ID}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var run struct{ Jobs []store.Job }
+	if got := f.call(t, "GET", "api/runs/r1", f.tokens[store.RoleAdmin], "", &run); got != http.StatusOK {
+		t.Fatalf("GET api/runs/r1: %d", got)
+	}
+	if len(run.Jobs) != 2 || run.Jobs[1].DependsOn[0] != first[0].Job.ID {
+		t.Errorf("run: %+v", run.Jobs)
+	}
+	if got := f.call(t, "GET", "api/runs/nope", f.tokens[store.RoleAdmin], "", nil); got != http.StatusNotFound {
+		t.Errorf("an unknown run: %d, want 404", got)
+	}
+}

@@ -118,7 +118,9 @@ const pages = {
       ${field("attempt", `${j.attempt} of ${j.max_attempts}`)}${field("owner", esc(j.owner))}${field("lease expires", time(j.lease_expires_at))}
       ${field("run at", time(j.run_at))}${field("created", time(j.created_at))}${field("finished", time(j.finished_at))}
       ${field("phase", esc(j.phase))}${field("reason", esc([j.reason_code, j.reason].filter(Boolean).join(": ")))}
-      ${field("correlation id", esc(j.correlation_id))}${field("trace id", esc(j.trace))}${field("replay of", j.replay_of ? jobLink(j.replay_of) : "")}</dl>
+      ${field("correlation id", esc(j.correlation_id))}${field("trace id", esc(j.trace))}${field("replay of", j.replay_of ? jobLink(j.replay_of) : "")}
+      ${field("run", j.run_id ? `<a href="#/run/${encodeURIComponent(j.run_id)}" data-testid="run-link">${esc(j.run_id)}</a> step ${j.step_index || 0}` : "")}
+      ${field("depends on", (j.depends_on || []).map(jobLink).join(", "))}</dl>
       <h3>Payload</h3>${json(j.payload)}
       ${j.progress ? `<h3>Progress</h3>${json(j.progress)}` : ""}
       ${j.result ? `<h3>Result</h3>${json(j.result)}` : ""}
@@ -148,6 +150,44 @@ const pages = {
     return `<h2>Stalled and silent jobs</h2><p>Stalled jobs, and leased jobs with no heartbeat for over ${r.stale_after_seconds}s.</p>
       <table data-testid="stalled"><tr><th>Id</th><th>State</th><th>Worker</th><th>Queue</th><th>Kind</th><th>Since last heartbeat</th></tr>
       ${rows || `<tr><td colspan="6">None.</td></tr>`}</table>`;
+  },
+
+  // A run drawn as its DAG: each job in the column after its latest
+  // dependency, with an arrow from each dependency.
+  async run(id) {
+    const r = await api("runs/" + encodeURIComponent(id));
+    const byID = new Map(r.jobs.map((j) => [j.id, j]));
+    const level = new Map();
+    const depth = (j, seen = new Set()) => {
+      if (level.has(j.id)) return level.get(j.id);
+      if (seen.has(j.id)) return 0;
+      seen.add(j.id);
+      const deps = (j.depends_on || []).filter((d) => byID.has(d));
+      const l = deps.length ? 1 + Math.max(...deps.map((d) => depth(byID.get(d), seen))) : 0;
+      level.set(j.id, l);
+      return l;
+    };
+    r.jobs.forEach((j) => depth(j));
+    const cols = [];
+    for (const j of r.jobs) (cols[level.get(j.id)] ||= []).push(j);
+    const W = 190, H = 48, GX = 60, GY = 16, pos = new Map();
+    cols.forEach((col, x) => col.forEach((j, y) => pos.set(j.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
+    const width = 20 + cols.length * (W + GX), height = 20 + Math.max(...cols.map((c) => c.length)) * (H + GY);
+    const colour = { succeeded: "#d4f5d4", running: "#d7e9ff", claimed: "#d7e9ff", dead_lettered: "#ffd9d9", failed: "#ffd9d9", retrying: "#fff0c2", stalled: "#fff0c2" };
+    const edges = r.jobs.flatMap((j) => (j.depends_on || []).filter((d) => pos.has(d)).map((d) => {
+      const a = pos.get(d), b = pos.get(j.id);
+      return `<line x1="${a.x + W}" y1="${a.y + H / 2}" x2="${b.x}" y2="${b.y + H / 2}" stroke="#888" marker-end="url(#arrow)"/>`;
+    })).join("");
+    const nodes = r.jobs.map((j) => {
+      const p = pos.get(j.id);
+      return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
+        fill="${colour[j.state] || "#eee"}" stroke="#999"/><text x="${p.x + 8}" y="${p.y + 19}">${esc(j.kind)}</text>
+        <text x="${p.x + 8}" y="${p.y + 37}" font-size="12">step ${j.step_index || 0} · ${esc(j.state)}</text></a>`;
+    }).join("");
+    return `<h2>Run ${esc(id)}</h2>
+      <svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13">
+      <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>
+      ${edges}${nodes}</svg>`;
   },
 
   async workers() {
