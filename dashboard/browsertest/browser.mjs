@@ -2,7 +2,8 @@
 // chromium. browser_test.go starts stint dev and passes, in the
 // environment: DASHBOARD_URL (without the token), TOKEN (the dev admin
 // token), QUEUED_ID (a queued job to cancel), DEAD_KIND (the kind of the
-// dead letters to replay) and ARTIFACTS (where screenshots go). It prints
+// dead letters to replay) and RUN_ID (a run of two steps) and ARTIFACTS (where
+// screenshots go). It prints
 // one JSON line {"cancelled": id, "replayed": [ids]} for the Go test, which
 // checks the store itself, and exits non-zero on the first failed check.
 import { chromium } from "playwright-core";
@@ -88,6 +89,12 @@ try {
   await page.click("nav a[data-page=workers]");
   await page.locator("[data-testid=workers]").waitFor();
   await shot("09-workers");
+
+  // A run drawn as its DAG: two steps and the arrow between them.
+  await page.goto(base + "#/run/" + process.env.RUN_ID);
+  await page.waitForFunction(() => document.querySelectorAll("[data-testid=run-node]").length === 2 &&
+    document.querySelectorAll("[data-testid=run-dag] line").length === 1);
+  await shot("10-run");
 
   // Live updates: the queues page redraws by itself.
   await page.click("nav a[data-page=queues]");

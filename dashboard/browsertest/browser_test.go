@@ -130,10 +130,27 @@ func TestDashboardInBrowser(t *testing.T) {
 		return err == nil && len(js) > 0
 	})
 
+	// A run of two steps, the second waiting on the first (a kind no worker
+	// runs, so it stays as it is), written straight into the database.
+	const runID = "browser-run"
+	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "nobody.step", RunID: runID}}})
+	if err == nil {
+		_, err = st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{
+			{Kind: "nobody.step", RunID: runID, StepIndex: 1, DependsOn: []string{first[0].Job.ID}}}})
+	}
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	artifacts, _ := filepath.Abs(filepath.Join("testdata", "artifacts"))
 	node := exec.CommandContext(ctx, "node", "browser.mjs")
 	node.Env = append(os.Environ(), "DASHBOARD_URL="+url, "TOKEN="+token, "QUEUED_ID="+queued,
-		"DEAD_KIND="+deadKind, "ARTIFACTS="+artifacts)
+		"DEAD_KIND="+deadKind, "RUN_ID="+runID, "ARTIFACTS="+artifacts)
 	var nodeErr strings.Builder
 	node.Stderr = &nodeErr
 	out, err := node.Output()
@@ -151,7 +168,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Logf("screenshots in %s", artifacts)
 
 	// The buttons changed the store: read it directly.
-	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	st, err = sqlite.OpenStore(ctx, db, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
