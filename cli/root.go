@@ -102,6 +102,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.doctorCmd(),
 		a.serverCmd(),
 		a.tokensCmd(),
 		a.workerCmd(),
