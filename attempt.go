@@ -204,6 +204,12 @@ func (a *attempt) observe(rec lifecycle.Job, err error) {
 		return
 	}
 	switch {
+	case errors.Is(err, ErrStaleLease) && le.State == lifecycle.Halted:
+		// Halted on budget by one of this attempt's own checkpoints (a
+		// renewal the halt's notice asked for can beat the checkpoint's own
+		// reply here): not a lost lease, and nothing left to report.
+		a.lost.Store(true)
+		a.cancel(fmt.Errorf("%w: the job was halted", ErrBudgetExceeded))
 	case errors.Is(err, ErrStaleLease):
 		a.loseLease(lostReason(le))
 	case le.State == lifecycle.CancelRequested:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/store"
@@ -132,4 +133,32 @@ func TestOnOutcomeNeverReportsARejectedCompletionAsASuccess(t *testing.T) {
 	if s := p.Stats(); s.Succeeded != 1 {
 		t.Errorf("stats %+v: want exactly one success", s)
 	}
+}
+
+// Notices are best effort: without them a cancel reaches the handler at
+// the next heartbeat.
+func TestHeartbeatsAreTheFallbackForLostNotices(t *testing.T) {
+	t.Parallel()
+	e := newSQLite(t)
+	ns := &noticeStore{Store: e.s, notices: make(chan string)} // never delivers
+	b := newBlocker()
+	p, err := stint.NewPool(ns, muxOf("long", b), e.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	id := e.enqueue(stint.Spec{Kind: "long"}).ID
+	receive(t, b.started, "the handler to start")
+	if _, err := e.client.Cancel(context.Background(), id, stint.CancelSoft, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.advanceUntil(10*time.Second, "the next heartbeat to cancel the handler", func() bool { return len(b.causes) > 0 })
+	if cause := <-b.causes; !errors.Is(cause, stint.ErrCancelRequested) {
+		t.Errorf("cause = %v, want ErrCancelRequested", cause)
+	}
+	b.release <- context.Canceled
+	e.waitState(id, stint.Cancelled)
 }

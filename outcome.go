@@ -21,8 +21,9 @@ type Outcome struct {
 	// Err is why the attempt's report did not count: the store rejected it
 	// (wrapping [ErrStaleLease] when the job was cancelled, timed out or
 	// taken back meanwhile; [ErrLeaseLost] when the pool learned of that
-	// first and reported nothing), or the store could not be reached. Nil
-	// when the store accepted the report.
+	// first and reported nothing; [ErrBudgetExceeded] when the store halted
+	// the job on its budget), or the store could not be reached. Nil when
+	// the store accepted the report.
 	Err error
 }
 

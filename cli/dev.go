@@ -271,6 +271,8 @@ func narrateOutcome(out io.Writer, clk interface{ Now() time.Time }) func(stint.
 		switch {
 		case errors.Is(o.Err, stint.ErrLeaseLost) || errors.Is(o.Err, stint.ErrStaleLease):
 			line("lost", ": the job is no longer this worker's ("+firstLineOf(o.Err.Error())+"); what the handler returned does not count")
+		case errors.Is(o.Err, stint.ErrBudgetExceeded):
+			line("halted", ": "+firstLineOf(o.Err.Error()))
 		case o.Err != nil:
 			line("unsaved", ": the outcome could not be written ("+firstLineOf(o.Err.Error())+"); the job runs again when its lease expires")
 		case j.State == lifecycle.Succeeded:

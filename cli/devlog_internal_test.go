@@ -28,6 +28,7 @@ func TestNarrateOutcome(t *testing.T) {
 		{"rejected as stale", stint.Outcome{Job: job, Op: "complete", Took: 20 * time.Second,
 			Err: fmt.Errorf("complete: %w", stint.ErrStaleLease)}, "lost      j1"},
 		{"lease lost first", stint.Outcome{Job: job, Err: fmt.Errorf("%w: the job was cancelled", stint.ErrLeaseLost)}, "the job was cancelled"},
+		{"halted by the store", stint.Outcome{Job: job, Err: fmt.Errorf("%w: runtime budget of 1s", stint.ErrBudgetExceeded)}, "halted    j1"},
 		{"not written", stint.Outcome{Job: job, Op: "complete", Err: fmt.Errorf("connection refused")}, "unsaved"},
 	}
 	for _, tt := range tests {
