@@ -49,7 +49,7 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every})
+	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every, Ended: m.Ended})
 	if err := m.Jobs(c); err != nil {
 		return nil, err
 	}

@@ -68,7 +68,13 @@ func (h *handler) whoami(w http.ResponseWriter, r *http.Request) {
 func (h *handler) queues(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
 	snap := h.cfg.Counter.Snapshot()
-	mine := stats.Snapshot{At: snap.At, Truncated: snap.Truncated, Queues: map[string]map[lifecycle.State]int{}, OldestDue: map[string]time.Time{}}
+	mine := stats.Snapshot{At: snap.At, Truncated: snap.Truncated, Queues: map[string]map[lifecycle.State]int{},
+		OldestDue: map[string]time.Time{}, Throughput: map[string]float64{}}
+	for q, rate := range snap.Throughput {
+		if v.ownsQueue(q) {
+			mine.Throughput[q] = rate
+		}
+	}
 	for q, byState := range snap.Queues {
 		if v.ownsQueue(q) {
 			mine.Queues[q] = byState

@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"maps"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -19,6 +22,9 @@ type Metrics struct {
 	queueWait       *prometheus.HistogramVec
 	runTime         *prometheus.HistogramVec
 	reg             prometheus.Registerer
+
+	mu    sync.Mutex
+	ended map[string]int64 // attempts ended by queue, for stats.Config.Ended
 }
 
 // durationBuckets cover a few milliseconds to an hour: job systems run
@@ -51,6 +57,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		queueWait:       hist("queue_wait_seconds", "Time from a job being due to its attempt being claimed, by kind."),
 		runTime:         hist("run_seconds", "Time an attempt ran, from its start to its report, by kind."),
 		reg:             reg,
+		ended:           map[string]int64{},
 	}
 	for _, c := range []prometheus.Collector{m.claims, m.claimConflicts, m.leaseRenewals, m.leaseExpiries,
 		m.staleRejections, m.completions, m.failures, m.retries, m.deadLettered, m.storeErrors, m.queueWait, m.runTime} {
@@ -59,4 +66,13 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// Ended returns how many attempts ended (reports the store accepted) in
+// each queue since m was made: give it to stats.Config.Ended for the
+// throughput of the dashboard and /stats.
+func (m *Metrics) Ended() map[string]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.ended)
 }

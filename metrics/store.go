@@ -51,9 +51,12 @@ func (m *Metrics) refused(op string, err error) {
 	}
 }
 
-// ended counts an attempt the store accepted a report of.
-func (m *Metrics) ended(j store.Job, executionMS int64) {
+// attemptEnded counts an attempt the store accepted a report of.
+func (m *Metrics) attemptEnded(j store.Job, executionMS int64) {
 	m.completions.WithLabelValues(j.Kind, string(j.State)).Inc()
+	m.mu.Lock()
+	m.ended[j.Queue]++
+	m.mu.Unlock()
 	switch j.State {
 	case lifecycle.Retrying, lifecycle.Scheduled, lifecycle.Queued:
 		m.failures.WithLabelValues(j.Kind).Inc()
@@ -119,7 +122,7 @@ func (s *instrumented) JobComplete(ctx context.Context, p []store.JobCompletePar
 		if i < len(p) {
 			ms = p[i].ExecutionMS
 		}
-		s.m.ended(r.Job, ms)
+		s.m.attemptEnded(r.Job, ms)
 	}
 	return res, nil
 }
@@ -130,7 +133,7 @@ func (s *instrumented) JobFail(ctx context.Context, p *store.JobFailParams) (sto
 		s.m.refused("fail", err)
 		return j, err
 	}
-	s.m.ended(j, p.ExecutionMS)
+	s.m.attemptEnded(j, p.ExecutionMS)
 	return j, nil
 }
 
@@ -140,7 +143,7 @@ func (s *instrumented) JobHalt(ctx context.Context, p *store.JobHaltParams) (sto
 		s.m.refused("halt", err)
 		return j, err
 	}
-	s.m.ended(j, p.ExecutionMS)
+	s.m.attemptEnded(j, p.ExecutionMS)
 	return j, nil
 }
 
@@ -150,7 +153,7 @@ func (s *instrumented) JobDeadLetter(ctx context.Context, p *store.JobDeadLetter
 		s.m.refused("dead_letter", err)
 		return j, err
 	}
-	s.m.ended(j, 0)
+	s.m.attemptEnded(j, 0)
 	return j, nil
 }
 
@@ -160,7 +163,7 @@ func (s *instrumented) JobAckCancel(ctx context.Context, p *store.OwnerParams) (
 		s.m.refused("ack_cancel", err)
 		return j, err
 	}
-	s.m.ended(j, 0)
+	s.m.attemptEnded(j, 0)
 	return j, nil
 }
 

@@ -37,6 +37,10 @@ type Config struct {
 	Clock clock.Clock
 	// Logger receives failed counts. Defaults to slog.Default().
 	Logger *slog.Logger
+	// Ended, when set, returns how many attempts have ended in each queue
+	// so far (metrics.Metrics.Ended): each count then also measures the
+	// throughput since the previous one. Defaults to nil: no throughput.
+	Ended func() map[string]int64
 }
 
 // Snapshot is one count of the jobs.
@@ -49,6 +53,9 @@ type Snapshot struct {
 	OldestDue map[string]time.Time `json:"oldest_due,omitempty"`
 	// Truncated is set when the count stopped at Config.MaxRows.
 	Truncated bool `json:"truncated,omitempty"`
+	// Throughput is, per queue, the attempts that ended per second between
+	// the previous count and this one (with Config.Ended only).
+	Throughput map[string]float64 `json:"throughput,omitempty"`
 }
 
 // Counter counts the jobs of a store in the background.
@@ -57,8 +64,10 @@ type Counter struct {
 	cfg  Config
 	mu   sync.Mutex
 	snap Snapshot
-	stop context.CancelFunc
-	done chan struct{}
+	// ended is Config.Ended at the last count.
+	ended map[string]int64
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 // NewCounter returns a counter of s's jobs; Start it.
@@ -150,7 +159,17 @@ func (c *Counter) Refresh(ctx context.Context) error {
 	}
 	snap.At = c.cfg.Clock.Now()
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cfg.Ended != nil {
+		ended := c.cfg.Ended()
+		if secs := snap.At.Sub(c.snap.At).Seconds(); c.ended != nil && secs > 0 {
+			snap.Throughput = map[string]float64{}
+			for q, n := range ended {
+				snap.Throughput[q] = float64(n-c.ended[q]) / secs
+			}
+		}
+		c.ended = ended
+	}
 	c.snap = snap
-	c.mu.Unlock()
 	return nil
 }

@@ -43,6 +43,9 @@ type QueueReport struct {
 	// OldestAgeSeconds is how long the longest-waiting queued job has been
 	// due; 0 when none waits.
 	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
+	// Throughput is the attempts that ended per second in the queue
+	// between the last two counts, as seen by this process.
+	Throughput float64 `json:"throughput"`
 	// States counts the jobs by state.
 	States map[lifecycle.State]int `json:"states"`
 }
@@ -53,12 +56,18 @@ type Workers func() (busy, capacity int)
 // BuildReport turns a snapshot into a report; workers may be nil.
 func BuildReport(s Snapshot, workers Workers, now time.Time) Report {
 	r := Report{At: s.At, Queues: map[string]QueueReport{}, Truncated: s.Truncated}
+	for q := range s.Throughput {
+		if _, ok := s.Queues[q]; !ok && s.Throughput[q] > 0 {
+			r.Queues[q] = QueueReport{Throughput: s.Throughput[q], States: map[lifecycle.State]int{}}
+		}
+	}
 	for q, byState := range s.Queues {
 		qr := QueueReport{States: byState,
 			Backlog:      byState[lifecycle.Queued] + byState[lifecycle.Retrying] + byState[lifecycle.Stalled],
 			Running:      byState[lifecycle.Claimed] + byState[lifecycle.Running] + byState[lifecycle.CancelRequested],
 			Scheduled:    byState[lifecycle.Scheduled],
 			DeadLettered: byState[lifecycle.DeadLettered]}
+		qr.Throughput = s.Throughput[q]
 		if due, ok := s.OldestDue[q]; ok && now.After(due) {
 			qr.OldestAgeSeconds = now.Sub(due).Seconds()
 		}

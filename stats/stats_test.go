@@ -64,3 +64,24 @@ func TestCounterAndHandler(t *testing.T) {
 		t.Errorf("POST: %d, want 405", post.StatusCode)
 	}
 }
+
+// TestThroughput: the attempts ended between two counts, per second.
+func TestThroughput(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewManual(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	ended := map[string]int64{"mail": 5}
+	c := stats.NewCounter(stinttest.NewStoreWithClock(t, clk), stats.Config{Clock: clk,
+		Ended: func() map[string]int64 { return map[string]int64{"mail": ended["mail"]} }})
+	if err := c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ended["mail"] = 35
+	clk.Advance(10 * time.Second)
+	if err := c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := stats.BuildReport(c.Snapshot(), nil, clk.Now())
+	if got := r.Queues["mail"].Throughput; got != 3 {
+		t.Errorf("throughput %v per second, want 3", got)
+	}
+}

@@ -73,13 +73,14 @@ const pages = {
       const states = Object.entries(x.states).map(([s, n]) => `${state(s)} ${n}`).join(" ");
       return `<tr data-testid="queue-row"><td><a href="#/jobs?queue=${encodeURIComponent(q)}">${esc(q)}</a></td>
         <td class="num">${x.backlog}</td><td class="num">${x.running}</td><td class="num">${x.scheduled}</td>
-        <td class="num">${x.dead_lettered}</td><td class="num">${x.oldest_age_seconds.toFixed(1)}s</td><td>${states}</td></tr>`;
+        <td class="num">${x.dead_lettered}</td><td class="num">${x.oldest_age_seconds.toFixed(1)}s</td>
+        <td class="num" data-testid="throughput">${(x.throughput * 60).toFixed(1)}/min</td><td>${states}</td></tr>`;
     }).join("");
     return `<h2>Queues</h2>
       <p>Counted at ${time(r.at)}${r.truncated ? " (partial count)" : ""}. Backlog ${r.backlog}, running ${r.running},
       dead letters ${r.dead_lettered}${r.capacity ? `, this process's workers ${(r.utilisation * 100).toFixed(0)}% busy of ${r.capacity}` : ""}.</p>
-      <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>By state</th></tr>
-      ${rows || `<tr><td colspan="7">No live jobs.</td></tr>`}</table>`;
+      <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>Throughput</th><th>By state</th></tr>
+      ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>`;
   },
 
   async jobs(_, params) {
