@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -138,4 +140,44 @@ func observeDevPool(st store.Store, pool *stint.Pool, queues map[string]int) err
 		capacity += n
 	}
 	return o.setWorkers(func() (int, int) { return int(pool.Stats().Running), capacity })
+}
+
+// observeWorker instruments stint worker: its store for metrics and
+// traces, its handlers for traces, and with addr set it serves /metrics
+// there until ctx ends (stint_pool_* included, for autoscalers). It returns
+// the store to use and what to call with the pool once made.
+func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr string, out io.Writer) (store.Store, func(*stint.Pool, map[string]int) error, error) {
+	tp, shutdown, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tracing from the OTEL_* environment variables: %w", err)
+	}
+	context.AfterFunc(ctx, func() { _ = shutdown(context.Background()) })
+	mux.Use(tracing.Middleware(tp))
+	if addr == "" {
+		return tracing.Store(st, tp), func(*stint.Pool, map[string]int) error { return nil }, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := metrics.New(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	h := http.NewServeMux()
+	h.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	fmt.Fprintf(out, "metrics on http://%s/metrics\n", ln.Addr())
+	withPool := func(pool *stint.Pool, queues map[string]int) error {
+		capacity := 0
+		for _, n := range queues {
+			capacity += n
+		}
+		return m.Pool("worker", func() (int, int) { return int(pool.Stats().Running), capacity })
+	}
+	return tracing.Store(m.Store(st), tp), withPool, nil
 }

@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"context"
+
+	"github.com/stint-dev/stint/cli"
 	"io"
 	"net/http"
 	"regexp"
@@ -47,4 +50,29 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s: %s", url, res.Status, b)
 	}
 	return string(b)
+}
+
+// TestWorkerServesMetrics runs stint worker with --metrics-listen and
+// scrapes its pool gauges.
+func TestWorkerServesMetrics(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	env := cli.Env{Stdout: out, Stderr: &syncBuffer{}, Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--db", migratedDB(t), "worker", "--metrics-listen", "127.0.0.1:0", "--queues", "default=3", "--exec", "--", "true"}, env)
+	}()
+	defer func() { cancel(); <-done }()
+	re := regexp.MustCompile(`metrics on (http://\S+)`)
+	var url string
+	eventually(t, "the metrics address", func() bool {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			url = m[1]
+		}
+		return url != ""
+	})
+	if body := get(t, url); !strings.Contains(body, `stint_pool_workers_capacity{pool="worker"} 3`) {
+		t.Errorf("/metrics lacks the pool's capacity:\n%s", body)
+	}
 }
