@@ -2,13 +2,13 @@ package cli_test
 
 import (
 	"context"
-
-	"github.com/stint-dev/stint/cli"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stint-dev/stint/cli"
 )
 
 // TestDevServesMetricsAndStats runs stint dev and scrapes /metrics and
