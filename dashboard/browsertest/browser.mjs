@@ -37,6 +37,7 @@ try {
   await page.click("#login-form button");
   await page.locator("[data-testid=queue-row]").first().waitFor();
   await page.locator("#who").filter({ hasText: "admin" }).waitFor();
+  await page.locator("[data-testid=throughput]").first().waitFor();
   await shot("02-queues");
 
   // Jobs: the filter narrows the list to the queued job's queue and kind.
