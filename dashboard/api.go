@@ -292,40 +292,69 @@ func (f dlqFilter) keep(j store.Job) bool {
 		(f.ReasonCode == "" || reasonOf(j) == f.ReasonCode)
 }
 
-func reasonOf(j store.Job) string {
-	if j.ReasonCode != "" {
-		return j.ReasonCode
-	}
-	return "unknown"
-}
+func reasonOf(j store.Job) string { return stats.ReasonOf(j) }
 
-// dlq serves the dead letters grouped by reason code, most first.
+// dlqRows bounds the dead letters listed under their groups: the counts
+// come from the background count, the rows from one read.
+const dlqRows = 1000
+
+// dlq serves the dead letters grouped by reason code, most first: each
+// group's count from the background count (never a count per request), and
+// up to 100 of its newest-listed jobs from one bounded read.
 func (h *handler) dlq(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	v, q := viewerOf(r.Context()), r.URL.Query()
 	f := dlqFilter{Queue: q.Get("queue"), Kind: q.Get("kind"), ReasonCode: q.Get("reason_code")}
-	jobs, truncated, err := h.scan(r, []lifecycle.State{lifecycle.DeadLettered}, f.keep)
+	groups := map[string]*dlqGroup{}
+	group := func(code string) *dlqGroup {
+		g := groups[code]
+		if g == nil {
+			g = &dlqGroup{ReasonCode: code, Jobs: []jobView{}}
+			groups[code] = g
+		}
+		return g
+	}
+	snap := h.cfg.Counter.Snapshot()
+	for queue, byReason := range snap.DeadByReason {
+		// The count knows no kinds: filtered by kind, the listed rows count.
+		if !v.ownsQueue(queue) || (f.Queue != "" && queue != f.Queue) || f.Kind != "" {
+			continue
+		}
+		for code, n := range byReason {
+			if f.ReasonCode == "" || code == f.ReasonCode {
+				group(code).Count += n
+			}
+		}
+	}
+	page, err := h.cfg.Store.JobList(r.Context(), &store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered},
+		Queue: f.Queue, Kind: f.Kind, Limit: dlqRows})
 	if err != nil {
 		storeError(w, err)
 		return
 	}
-	groups := map[string]*dlqGroup{}
-	for _, j := range jobs {
-		g := groups[reasonOf(j)]
-		if g == nil {
-			g = &dlqGroup{ReasonCode: reasonOf(j), Jobs: []jobView{}}
-			groups[g.ReasonCode] = g
+	for _, j := range page {
+		if !v.owns(j) || !f.keep(j) {
+			continue
 		}
-		g.Count++
+		g := group(reasonOf(j))
 		if len(g.Jobs) < 100 {
 			g.Jobs = append(g.Jobs, view(j))
 		}
+		// A dead letter newer than the count still shows in its group.
+		g.Count = max(g.Count, len(g.Jobs))
 	}
 	out := make([]*dlqGroup, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, g)
+		if g.Count > 0 {
+			out = append(out, g)
+		}
 	}
-	slices.SortFunc(out, func(a, b *dlqGroup) int { return b.Count - a.Count })
-	writeJSON(w, map[string]any{"groups": out, "truncated": truncated})
+	slices.SortFunc(out, func(a, b *dlqGroup) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return cmpString(a.ReasonCode, b.ReasonCode)
+	})
+	writeJSON(w, map[string]any{"groups": out, "counted_at": snap.At, "listed": len(page), "more": len(page) == dlqRows})
 }
 
 // dlqReplay replays the dead letters named by ids, or, with all set, every

@@ -53,6 +53,9 @@ type Snapshot struct {
 	OldestDue map[string]time.Time `json:"oldest_due,omitempty"`
 	// Truncated is set when the count stopped at Config.MaxRows.
 	Truncated bool `json:"truncated,omitempty"`
+	// DeadByReason counts the dead letters of each queue by reason code
+	// ("unknown" when none was given).
+	DeadByReason map[string]map[string]int `json:"dead_by_reason,omitempty"`
 	// Throughput is, per queue, the attempts that ended per second between
 	// the previous count and this one (with Config.Ended only).
 	Throughput map[string]float64 `json:"throughput,omitempty"`
@@ -127,7 +130,8 @@ func (c *Counter) Snapshot() Snapshot {
 
 // Refresh counts the jobs now and keeps the result as the snapshot.
 func (c *Counter) Refresh(ctx context.Context) error {
-	snap := Snapshot{Queues: map[string]map[lifecycle.State]int{}, OldestDue: map[string]time.Time{}}
+	snap := Snapshot{Queues: map[string]map[lifecycle.State]int{}, OldestDue: map[string]time.Time{},
+		DeadByReason: map[string]map[string]int{}}
 	rows, after := 0, ""
 	for {
 		page, err := c.s.JobList(ctx, &store.JobListParams{States: CountedStates, AfterID: after, Limit: 10_000})
@@ -141,6 +145,14 @@ func (c *Counter) Refresh(ctx context.Context) error {
 				snap.Queues[j.Queue] = byState
 			}
 			byState[j.State]++
+			if j.State == lifecycle.DeadLettered {
+				byReason := snap.DeadByReason[j.Queue]
+				if byReason == nil {
+					byReason = map[string]int{}
+					snap.DeadByReason[j.Queue] = byReason
+				}
+				byReason[ReasonOf(j)]++
+			}
 			if j.State == lifecycle.Queued {
 				if old, ok := snap.OldestDue[j.Queue]; !ok || j.RunAt.Before(old) {
 					snap.OldestDue[j.Queue] = j.RunAt
@@ -172,4 +184,13 @@ func (c *Counter) Refresh(ctx context.Context) error {
 	}
 	c.snap = snap
 	return nil
+}
+
+// ReasonOf is the reason code a dead letter is grouped under: its own, or
+// "unknown".
+func ReasonOf(j store.Job) string {
+	if j.ReasonCode != "" {
+		return j.ReasonCode
+	}
+	return "unknown"
 }
