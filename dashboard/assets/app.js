@@ -107,8 +107,8 @@ const pages = {
     const json = (v) => (v === undefined || v === null ? "" : `<pre>${esc(JSON.stringify(v, null, 2))}</pre>`);
     const buttons = [];
     const live = !["succeeded", "failed", "cancelled", "timed_out", "halted", "dead_lettered", "denied"].includes(j.state);
-    if (me && me.can_cancel && live) buttons.push(`<button data-testid="cancel" onclick="act('jobs/${encodeURIComponent(j.id)}/cancel')">Cancel</button>`);
-    if (me && me.can_replay && j.state === "dead_lettered") buttons.push(`<button data-testid="replay" onclick="act('jobs/${encodeURIComponent(j.id)}/replay')">Replay</button>`);
+    if (me && me.can_cancel && live) buttons.push(`<button data-testid="cancel" data-post="jobs/${encodeURIComponent(j.id)}/cancel">Cancel</button>`);
+    if (me && me.can_replay && j.state === "dead_lettered") buttons.push(`<button data-testid="replay" data-post="jobs/${encodeURIComponent(j.id)}/replay">Replay</button>`);
     const events = r.events.map((e) => `<tr><td>${time(e.at)}</td><td>${esc(e.type)}</td><td>${state(e.from_state)} → ${state(e.to_state)}</td>
       <td>${esc(e.actor)} ${esc(e.actor_id || "")}</td><td class="num">${e.attempt}</td><td>${esc(e.reason || "")}</td></tr>`).join("");
     const attempts = (r.attempts || []).map((a) => `<tr><td class="num">${a.attempt}</td><td>${esc(a.owner)}</td><td>${time(a.started)}</td>
@@ -134,13 +134,13 @@ const pages = {
   async dlq(_, params) {
     const r = await api("dlq?" + params.toString());
     const groups = r.groups.map((g) => `<h3 data-testid="dlq-group">${esc(g.reason_code)} (${g.count})
-        ${me && me.can_replay ? `<button data-testid="replay-group" onclick="replayAll('${esc(g.reason_code)}')">Replay all ${g.count}</button>` : ""}</h3>
+        ${me && me.can_replay ? `<button data-testid="replay-group" data-replay-reason="${esc(g.reason_code)}">Replay all ${g.count}</button>` : ""}</h3>
       <table><tr>${me && me.can_replay ? "<th></th>" : ""}<th>Id</th><th>Queue</th><th>Kind</th><th>Error</th><th>Dead since</th></tr>
       ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}"></td>` : ""}
         <td>${jobLink(j.id)}</td><td>${esc(j.queue)}</td><td>${esc(j.kind)}</td>
         <td>${esc((e => e ? e.code + ": " + e.message : "")(j.error || j.last_error))}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
     return `<h2>Dead letters</h2>
-      ${me && me.can_replay && r.groups.length ? `<button data-testid="replay-selected" onclick="replaySelected()">Replay selected</button>` : ""}
+      ${me && me.can_replay && r.groups.length ? `<button data-testid="replay-selected" data-replay-selected>Replay selected</button>` : ""}
       ${groups || "<p>The dead-letter queue is empty.</p>"}`;
   },
 
@@ -247,6 +247,16 @@ async function start() {
   clearInterval(timer);
   timer = setInterval(render, 2000);
 }
+
+// Buttons say what they do in data attributes (no inline handlers, so no
+// job field ever reaches JavaScript source).
+$("#main").addEventListener("click", (e) => {
+  const b = e.target.closest("button");
+  if (!b) return;
+  if (b.dataset.post) act(b.dataset.post);
+  else if (b.dataset.replayReason !== undefined) replayAll(b.dataset.replayReason);
+  else if (b.hasAttribute("data-replay-selected")) replaySelected();
+});
 
 window.addEventListener("hashchange", render);
 start();
