@@ -240,7 +240,7 @@ func (a *attempt) loseLease(why string) {
 	if a.lost.CompareAndSwap(false, true) && !a.settled.Load() {
 		a.p.stats.stale.Add(1)
 		a.p.log.Warn("stint: lost the lease of a running job; its handler is cancelled and nothing it reports will count",
-			"job", a.job.rec.ID, "attempt", a.job.rec.Attempt, "reason", why)
+			a.jobLog("reason", why)...)
 	}
 	a.cancel(fmt.Errorf("%w: %s", ErrLeaseLost, why))
 }

@@ -48,7 +48,7 @@ func (c *completer) add(a *attempt) bool {
 	defer c.mu.RUnlock()
 	if c.closed {
 		// Only a handler that returned as Stop gave up waiting gets here.
-		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", "job", a.job.rec.ID)
+		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", a.jobLog()...)
 		return false
 	}
 	c.in <- cp

@@ -50,7 +50,7 @@ func (p *Pool) beat(a *attempt) {
 	for {
 		ctx, cancel := context.WithTimeout(p.base, a.def.LeaseTTL)
 		if err := a.heartbeat(ctx, nil, ""); err != nil && !store.IsRejection(err) {
-			p.log.Warn("stint: heartbeat failed; trying again at the next beat", "job", a.job.rec.ID, "error", err)
+			p.log.Warn("stint: heartbeat failed; trying again at the next beat", a.jobLog("error", err)...)
 		}
 		cancel()
 		a.beating.Store(false)

@@ -107,8 +107,8 @@ func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 	})
 	if a.reported("fail", rec, err) {
 		a.p.stats.failed.Add(1)
-		a.p.log.Info("stint: job attempt failed", "job", rec.ID, "kind", rec.Kind, "attempt", rec.Attempt,
-			"state", rec.State, "code", e.Code, "error", firstLine(e.Message))
+		a.p.log.Info("stint: job attempt failed", a.jobLog("kind", rec.Kind,
+			"state", rec.State, "code", e.Code, "error", firstLine(e.Message))...)
 	}
 }
 
@@ -184,11 +184,11 @@ func (a *attempt) reported(op string, rec JobRecord, err error) bool {
 		return true
 	case errors.Is(err, ErrStaleLease):
 		a.p.stats.stale.Add(1)
-		a.p.log.Warn("stint: a report was rejected: the job is no longer this worker's", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Warn("stint: a report was rejected: the job is no longer this worker's", a.jobLog("op", op, "error", err)...)
 	case store.IsRejection(err):
-		a.p.log.Warn("stint: a report was rejected", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Warn("stint: a report was rejected", a.jobLog("op", op, "error", err)...)
 	default:
-		a.p.log.Error("stint: could not report a job's outcome; it is retried when its lease expires", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Error("stint: could not report a job's outcome; it is retried when its lease expires", a.jobLog("op", op, "error", err)...)
 	}
 	return false
 }

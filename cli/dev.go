@@ -118,10 +118,14 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	// The services say what they changed (Info); the pool's and the
 	// election's Info lines would repeat narrate's and the banner's.
 	logger, quiet := devLogger(out, slog.LevelInfo), devLogger(out, slog.LevelWarn)
+	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+		return err
+	}
 
 	mux := stint.NewMux()
 	demo.Register(mux, a.env.Clock)
 	mux.Use(narrate(out, a.env.Clock))
+	traceDev(st, mux)
 
 	// The pool and the services run until stopped here, not when ctx ends,
 	// so that they stop in order.
@@ -149,6 +153,9 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 		return err
 	}
 
+	if err := observeDevPool(st, pool, queues); err != nil {
+		return err
+	}
 	a.devBanner(out, queues, order)
 	if err := m.Start(runCtx); err != nil {
 		return err

@@ -119,6 +119,9 @@ func (a *app) runServer(ctx context.Context, out io.Writer, o serverOptions) (er
 	}
 	defer closeStore(st, &err)
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if st, err = observe(ctx, st, a.env.Clock, logger, 5*time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+		return err
+	}
 	m, err := maintenance.New(st, &maintenance.Config{Logger: logger, Clock: a.env.Clock})
 	if err != nil {
 		return err
@@ -158,6 +161,9 @@ func serveAPI(st store.Store, cfg server.Config, addr string, tlsCfg *tls.Config
 	h, err := server.New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if o := observabilityOf(st); o != nil { // /metrics, /stats and the dashboard beside the API
+		h = o.mount(h, st, cfg.NoAuth)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -219,6 +225,7 @@ func (a *app) startDevAPI(ctx context.Context, out io.Writer, st store.Store, ad
 		}
 	}
 	fmt.Fprintf(out, "API on %s, dev token (admin, tenant default): %s\n", api.url, secret)
+	fmt.Fprintf(out, "Dashboard: %s/dashboard/#token=%s\n", api.url, secret)
 	fmt.Fprintf(out, "  curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n    -d '{\"job\":{\"kind\":\"demo.sleep\",\"payload\":{\"ms\":500}}}' %s/stint.v1.JobService/Enqueue\n\n", secret, api.url)
 	return func() {
 		_ = api.stop()

@@ -55,6 +55,8 @@ type workerOptions struct {
 	maxOutput   int
 	grace       time.Duration
 	leaseTTL    time.Duration
+	// metricsListen serves /metrics there when set (obs).
+	metricsListen string
 }
 
 func (a *app) workerCmd() *cobra.Command {
@@ -98,6 +100,7 @@ func (a *app) workerCmd() *cobra.Command {
 	f.Var(durationFlag{&o.killGrace}, "kill-grace", "how long a cancelled command has between SIGTERM and SIGKILL")
 	f.Var(intFlag{p: &o.maxOutput, min: 1, max: lifecycle.MaxPayloadBytes / 2}, "max-output", "bytes of output kept per job: the tail when longer")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running commands may finish after Ctrl-C before they are cancelled")
+	f.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics (stint_pool_* and the job counters) at http://ADDR/metrics, e.g. :9090")
 	f.Var(durationFlag{&o.leaseTTL}, "lease-ttl", "lease of each job; it heartbeats every third of it, and learns of a cancel at the latest then")
 	return cmd
 }
@@ -123,9 +126,16 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 			mux.Handle(k, r)
 		}
 	}
+	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out) // metrics and traces (obs)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: o.grace, LeaseTTL: o.leaseTTL, Clock: a.env.Clock, Logger: logger})
 	if err != nil {
+		return err
+	}
+	if err := observePool(pool, queues); err != nil {
 		return err
 	}
 	if err := pool.Start(context.WithoutCancel(ctx)); err != nil {
