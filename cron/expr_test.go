@@ -68,12 +68,13 @@ func TestDue(t *testing.T) {
 		{"first tick", store.Schedule{CreatedAt: created}, at(5), []time.Time{at(5)}},
 		{"same tick again", store.Schedule{CreatedAt: created, LastTick: &last}, at(9), nil},
 		{"missed ticks: the latest once", store.Schedule{CreatedAt: created, LastTick: &last}, at(21), []time.Time{at(20)}},
+		{"failover: the ticks within grace", store.Schedule{CreatedAt: created, LastTick: &last}, at(10).Add(50 * time.Second), []time.Time{at(10)}},
 		{"missed ticks: all", store.Schedule{CreatedAt: created, LastTick: &last, Missed: store.MissedAll}, at(21), []time.Time{at(10), at(15), at(20)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := cron.Due(e, c.s, c.now)
+			got, _ := cron.Due(e, c.s, c.now, cron.DefaultGrace)
 			if len(got) != len(c.expect) {
 				t.Fatalf("Due = %v, want %v", got, c.expect)
 			}

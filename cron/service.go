@@ -22,6 +22,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock decides which ticks are due. Defaults to the system clock.
 	Clock clock.Clock
+	// Grace is how late a tick may be fired under the "latest" policy
+	// along with the ones after it (see [Due]). Defaults to DefaultGrace.
+	Grace time.Duration
 }
 
 // WithDefaults returns c with every unset field given its default.
@@ -34,6 +37,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.System{}
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
 	}
 	return c
 }
@@ -61,8 +67,8 @@ func NewService(s store.Store, cfg *Config) (*Service, error) {
 		c = *cfg
 	}
 	c = c.WithDefaults()
-	if c.Interval < 0 {
-		return nil, fmt.Errorf("cron: Interval is %s: use a positive duration, or 0 for the default", c.Interval)
+	if c.Interval < 0 || c.Grace < 0 {
+		return nil, fmt.Errorf("cron: Interval %s, Grace %s: use positive durations, or 0 for the defaults", c.Interval, c.Grace)
 	}
 	ss, err := store.Schedules(s)
 	if err != nil {
@@ -141,7 +147,11 @@ func (sv *Service) Pass(ctx context.Context) (int, error) {
 			continue
 		}
 		prev := s.LastTick
-		for _, tick := range Due(e, s, now) {
+		fire, skipped := Due(e, s, now, sv.cfg.Grace)
+		if skipped > 0 {
+			sv.log.Warn("missed ticks skipped by the schedule's policy", "schedule", s.Name, "missed", s.Missed, "skipped", skipped)
+		}
+		for _, tick := range fire {
 			res, fired, err := sv.store.ScheduleFire(ctx, &store.ScheduleFireParams{Name: s.Name, Prev: prev, Tick: tick, Enqueue: true})
 			if err != nil {
 				errs = append(errs, fmt.Errorf("schedule %q, tick %s: %w", s.Name, tick.Format(time.RFC3339), err))

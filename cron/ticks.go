@@ -10,14 +10,21 @@ import (
 // whose last tick is older starts counting from MaxLookBack ago.
 const MaxLookBack = 31 * 24 * time.Hour
 
-// MaxCatchUp is the most missed ticks one pass enqueues under the "all"
-// policy; the next pass goes on.
+// MaxCatchUp is the most ticks one pass fires for a schedule; the next pass
+// goes on.
 const MaxCatchUp = 100
 
-// Due returns the ticks of s to fire at now, oldest first: none when no
-// tick came due since its last one, the latest due tick under the "latest"
-// policy, every due tick (up to MaxCatchUp) under "all".
-func Due(e Expr, s store.Schedule, now time.Time) []time.Time {
+// DefaultGrace is how late a tick may be and still be fired under the
+// "latest" policy along with the ones after it: long enough to cover a
+// leader failover, so a failover never skips a tick.
+const DefaultGrace = time.Minute
+
+// Due returns the ticks of s to fire at now, oldest first, and how many due
+// ticks the policy skips. Under "all" every due tick is fired (up to
+// MaxCatchUp). Under "latest" (the default) the ticks due within grace of
+// now are fired; when none is, the latest due tick is, once; the older
+// ones are skipped.
+func Due(e Expr, s store.Schedule, now time.Time, grace time.Duration) (fire []time.Time, skipped int) {
 	from := s.CreatedAt
 	if s.LastTick != nil {
 		from = *s.LastTick
@@ -27,13 +34,24 @@ func Due(e Expr, s store.Schedule, now time.Time) []time.Time {
 	}
 	var due []time.Time
 	for t := e.Next(from); !t.IsZero() && !t.After(now); t = e.Next(t) {
-		if s.Missed == store.MissedAll {
-			if due = append(due, t); len(due) == MaxCatchUp {
-				break
-			}
-			continue
+		due = append(due, t)
+		if s.Missed == store.MissedAll && len(due) == MaxCatchUp {
+			break
 		}
-		due = append(due[:0], t)
 	}
-	return due
+	if s.Missed == store.MissedAll || len(due) == 0 {
+		return due, 0
+	}
+	recent := len(due)
+	for recent > 0 && due[recent-1].After(now.Add(-grace)) {
+		recent--
+	}
+	if recent == len(due) {
+		recent = len(due) - 1 // none within grace: the latest, once
+	}
+	fire = due[recent:]
+	if len(fire) > MaxCatchUp {
+		fire = fire[len(fire)-MaxCatchUp:]
+	}
+	return fire, len(due) - len(fire)
 }
