@@ -91,6 +91,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.cronCmd(),
 	)
 	return root
 }

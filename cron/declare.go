@@ -59,7 +59,7 @@ type fileSchedule struct {
 func LoadFile(path string) ([]store.Schedule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, lifecycle.Validationf("schedules file: %v: check the path", err)
 	}
 	var fs []fileSchedule
 	dec := json.NewDecoder(bytes.NewReader(b))

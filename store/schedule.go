@@ -21,7 +21,8 @@ type Schedule struct {
 	// TimeZone is the IANA zone the expression is read in; empty is UTC.
 	TimeZone string `json:"time_zone,omitempty"`
 	// Missed says which ticks missed while nothing ran are enqueued:
-	// "latest" (the last one, once: the default), "all" or "none".
+	// "latest" (the default: the last one once, and every one less than a
+	// grace late, see cron.Due) or "all".
 	Missed string `json:"missed,omitempty"`
 	// The job each tick enqueues.
 	Kind        string          `json:"kind"`
@@ -44,7 +45,6 @@ type Schedule struct {
 const (
 	MissedLatest = "latest"
 	MissedAll    = "all"
-	MissedNone   = "none"
 )
 
 // Spec is the job a tick of s enqueues, without its tick-specific fields.
@@ -63,9 +63,9 @@ func (s Schedule) Validate(now time.Time) error {
 		return err
 	}
 	switch s.Missed {
-	case "", MissedLatest, MissedAll, MissedNone:
+	case "", MissedLatest, MissedAll:
 	default:
-		return lifecycle.Validationf("missed-tick policy %q: use latest, all or none", s.Missed)
+		return lifecycle.Validationf("missed-tick policy %q: use latest or all", s.Missed)
 	}
 	// The job must be one enqueue would take.
 	spec := s.Spec()
