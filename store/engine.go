@@ -31,6 +31,8 @@ type engine struct {
 	leases *broker
 	// admission is the policy applied at enqueue; nil admits every job.
 	admission *Admission
+	// limits knows which queues are paused or limited.
+	limits *limits
 }
 
 // New returns a Store that keeps its data through d.
@@ -38,7 +40,7 @@ func New(d Driver, opts Options) Store {
 	if opts.NewID == nil {
 		opts.NewID = newUUID
 	}
-	e := &engine{d: d, newID: opts.NewID, wake: newBroker(), leases: newBroker(), admission: opts.Admission}
+	e := &engine{d: d, newID: opts.NewID, wake: newBroker(), leases: newBroker(), admission: opts.Admission, limits: newLimits()}
 	if l, ok := d.(Listener); ok {
 		e.wake.listen(l, e.leases)
 	}

@@ -180,7 +180,7 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 				return err
 			}
 		}
-		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: t})
+		jobs, err := e.claimable(ctx, tx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: t, WorkerID: p.WorkerID})
 		if err != nil {
 			return err
 		}

@@ -23,3 +23,30 @@ CREATE TABLE schedules (
 -- Admission counts a tenant's live jobs (MaxLiveJobs).
 CREATE INDEX jobs_tenant_live_idx ON jobs (tenant, queue)
     WHERE state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied');
+
+-- Queue controls: a row per queue that was ever paused or limited. Claims
+-- of a queue with a row lock it (serializing that queue's claimers across
+-- nodes, so a limit holds); queues without one cost nothing. rate_window /
+-- rate_count are the fixed window of the rate limit.
+CREATE TABLE queues (
+    name          text PRIMARY KEY,
+    paused        boolean NOT NULL DEFAULT false,
+    max_running   integer NOT NULL DEFAULT 0,
+    rate_limit    integer NOT NULL DEFAULT 0,
+    rate_interval bigint NOT NULL DEFAULT 0,
+    rate_window   timestamptz NOT NULL DEFAULT 'epoch',
+    rate_count    integer NOT NULL DEFAULT 0,
+    updated_at    timestamptz NOT NULL
+);
+
+-- Workers say which queues and kinds they serve when they claim, so jobs
+-- that no live worker can run are reported. An empty kinds array means any.
+CREATE TABLE workers (
+    id      text PRIMARY KEY,
+    queues  text[] NOT NULL,
+    kinds   text[] NOT NULL,
+    seen_at timestamptz NOT NULL
+);
+
+-- A queue's concurrency limit counts its leased jobs.
+CREATE INDEX jobs_leased_queue_idx ON jobs (queue) WHERE state IN ('claimed', 'running', 'cancel_requested');

@@ -22,3 +22,31 @@ CREATE TABLE schedules (
 -- Admission counts a tenant's live jobs (MaxLiveJobs).
 CREATE INDEX jobs_tenant_live ON jobs (tenant, queue)
     WHERE state NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'halted', 'dead_lettered', 'denied');
+
+-- Queue controls: a row per queue that was ever paused or limited. Claims
+-- of a queue with a row read it under the write lock; queues without one
+-- cost nothing. rate_window/rate_count are the fixed window of the rate
+-- limit: starts counted since rate_window.
+CREATE TABLE queues (
+    name          TEXT PRIMARY KEY,
+    paused        INTEGER NOT NULL DEFAULT 0,
+    max_running   INTEGER NOT NULL DEFAULT 0,
+    rate_limit    INTEGER NOT NULL DEFAULT 0,
+    rate_interval INTEGER NOT NULL DEFAULT 0,
+    rate_window   INTEGER NOT NULL DEFAULT 0,
+    rate_count    INTEGER NOT NULL DEFAULT 0,
+    updated_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Workers say which queues and kinds they serve when they claim, so jobs
+-- that no live worker can run are reported. kinds is a JSON array; empty
+-- means any kind.
+CREATE TABLE workers (
+    id      TEXT PRIMARY KEY,
+    queues  TEXT NOT NULL,
+    kinds   TEXT NOT NULL,
+    seen_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- A queue's concurrency limit counts its leased jobs.
+CREATE INDEX jobs_leased_queue ON jobs (queue) WHERE state IN ('claimed', 'running', 'cancel_requested');

@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+var _ store.QueueTx = (*tx)(nil)
+
+const (
+	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_window, rate_count, updated_at`
+	qQueueLimitedNames = `SELECT name FROM queues WHERE paused OR max_running > 0 OR rate_limit > 0`
+	qQueueGet          = `SELECT ` + queueColumns + ` FROM queues WHERE name = $1`
+	// Locking the row makes the claimers of a limited queue on every node
+	// take turns, so each counts the claims of the one before.
+	qQueueGetLock = qQueueGet + ` FOR UPDATE`
+	qQueueList    = `SELECT ` + queueColumns + ` FROM queues ORDER BY name`
+	qQueuePut     = `INSERT INTO queues (` + queueColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, max_running = excluded.max_running,
+        rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
+        rate_window = excluded.rate_window, rate_count = excluded.rate_count, updated_at = excluded.updated_at`
+	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = $1 AND state IN ('claimed', 'running', 'cancel_requested')`
+	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
+	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
+	qWorkerSeen     = `INSERT INTO workers (id, queues, kinds, seen_at) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (id) DO UPDATE SET queues = excluded.queues, kinds = excluded.kinds, seen_at = excluded.seen_at`
+	qWorkerList = `SELECT id, queues, kinds, seen_at FROM workers WHERE seen_at >= $1 ORDER BY id`
+)
+
+func (t *tx) QueueLimitedNames(ctx context.Context) ([]string, error) {
+	rows, err := t.pg.Query(ctx, qQueueLimitedNames)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tx) QueueGet(ctx context.Context, name string) (store.QueueSettings, bool, error) {
+	q := qQueueGet
+	if t.write {
+		q = qQueueGetLock
+	}
+	s, err := scanQueue(t.pg.QueryRow(ctx, q, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.QueueSettings{}, false, nil
+	}
+	return s, err == nil, err
+}
+
+func (t *tx) QueuePut(ctx context.Context, q store.QueueSettings) error {
+	t.wrote = true
+	window := q.RateWindow
+	if window.IsZero() {
+		window = time.Unix(0, 0)
+	}
+	_, err := t.pg.Exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt)
+	return err
+}
+
+func (t *tx) QueueList(ctx context.Context) ([]store.QueueSettings, error) {
+	rows, err := t.pg.Query(ctx, qQueueList)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.QueueSettings, error) { return scanQueue(r) })
+}
+
+func (t *tx) JobCountLeased(ctx context.Context, queue string) (int, error) {
+	var n int
+	err := t.pg.QueryRow(ctx, qJobCountLeased, queue).Scan(&n)
+	return n, err
+}
+
+func (t *tx) QueueCounts(ctx context.Context) ([]store.QueueCount, error) {
+	rows, err := t.pg.Query(ctx, qQueueCounts)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.QueueCount, error) {
+		var c store.QueueCount
+		var state string
+		err := r.Scan(&c.Queue, &state, &c.Jobs, &c.OldestRunAt)
+		c.State, c.OldestRunAt = lifecycle.State(state), c.OldestRunAt.UTC()
+		return c, err
+	})
+}
+
+func (t *tx) QueuedKinds(ctx context.Context) ([]store.KindCount, error) {
+	rows, err := t.pg.Query(ctx, qQueuedKinds)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.KindCount, error) {
+		var k store.KindCount
+		return k, r.Scan(&k.Queue, &k.Kind, &k.Jobs)
+	})
+}
+
+func (t *tx) WorkerSeen(ctx context.Context, w store.Worker) error {
+	t.wrote = true
+	kinds := w.Kinds
+	if kinds == nil {
+		kinds = []string{}
+	}
+	_, err := t.pg.Exec(ctx, qWorkerSeen, w.ID, w.Queues, kinds, w.SeenAt)
+	return err
+}
+
+func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, error) {
+	rows, err := t.pg.Query(ctx, qWorkerList, since)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Worker, error) {
+		var w store.Worker
+		err := r.Scan(&w.ID, &w.Queues, &w.Kinds, &w.SeenAt)
+		w.SeenAt = w.SeenAt.UTC()
+		return w, err
+	})
+}
+
+func scanQueue(r pgx.Row) (store.QueueSettings, error) {
+	var q store.QueueSettings
+	var interval int64
+	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &q.RateWindow, &q.RateCount, &q.UpdatedAt)
+	q.RateInterval = time.Duration(interval)
+	q.RateWindow, q.UpdatedAt = q.RateWindow.UTC(), q.UpdatedAt.UTC()
+	return q, err
+}
