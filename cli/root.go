@@ -92,6 +92,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.verifyCmd(),
 		a.benchCmd(),
 		a.cronCmd(),
+		a.queuesCmd(),
 	)
 	return root
 }
