@@ -37,7 +37,7 @@ func (t *txn) QueueLimitedNames(ctx context.Context) ([]string, error) {
 }
 
 func (t *txn) QueueGet(ctx context.Context, name string) (store.QueueSettings, bool, error) {
-	q, err := scanQueue(t.tx.QueryRowContext(ctx, qQueueGet, name))
+	q, err := scanQueue(t.q.QueryRowContext(t.stmtCtx(ctx), qQueueGet, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.QueueSettings{}, false, nil
 	}
@@ -45,7 +45,7 @@ func (t *txn) QueueGet(ctx context.Context, name string) (store.QueueSettings, b
 }
 
 func (t *txn) QueuePut(ctx context.Context, q store.QueueSettings) error {
-	_, err := t.tx.ExecContext(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval),
+	_, err := t.q.ExecContext(t.stmtCtx(ctx), qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval),
 		micros(q.RateWindow), q.RateCount, micros(q.UpdatedAt))
 	return err
 }
@@ -56,7 +56,7 @@ func (t *txn) QueueList(ctx context.Context) ([]store.QueueSettings, error) {
 
 func (t *txn) JobCountLeased(ctx context.Context, queue string) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, qJobCountLeased, queue).Scan(&n)
+	err := t.q.QueryRowContext(t.stmtCtx(ctx), qJobCountLeased, queue).Scan(&n)
 	return n, err
 }
 
@@ -79,7 +79,7 @@ func (t *txn) QueuedKinds(ctx context.Context) ([]store.KindCount, error) {
 
 func (t *txn) WorkerSeen(ctx context.Context, w store.Worker) error {
 	queues, kinds := jsonList(w.Queues), jsonList(w.Kinds)
-	_, err := t.tx.ExecContext(ctx, qWorkerSeen, w.ID, queues, kinds, micros(w.SeenAt))
+	_, err := t.q.ExecContext(t.stmtCtx(ctx), qWorkerSeen, w.ID, queues, kinds, micros(w.SeenAt))
 	return err
 }
 
@@ -111,7 +111,7 @@ func scanQueue(r interface{ Scan(...any) error }) (store.QueueSettings, error) {
 // queryAll is collect for the statements of this file, which are not in
 // the driver's cache of prepared statements.
 func queryAll[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	rows, err := t.q.QueryContext(t.stmtCtx(ctx), query, args...)
 	if err != nil {
 		return nil, err
 	}

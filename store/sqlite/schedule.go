@@ -38,7 +38,7 @@ func (t *txn) SchedulePut(ctx context.Context, s store.Schedule) error {
 	if len(s.Payload) > 0 {
 		payload = string(s.Payload)
 	}
-	_, err := t.tx.ExecContext(ctx, qSchedulePut, s.Name, s.Expr, s.TimeZone, s.Missed, s.Kind, s.Queue, s.Tenant,
+	_, err := t.q.ExecContext(t.stmtCtx(ctx), qSchedulePut, s.Name, s.Expr, s.TimeZone, s.Missed, s.Kind, s.Queue, s.Tenant,
 		s.Priority, payload, s.MaxAttempts, int64(s.Timeout), s.Paused, micros(s.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put schedule %s: %w", s.Name, err)
@@ -47,7 +47,7 @@ func (t *txn) SchedulePut(ctx context.Context, s store.Schedule) error {
 }
 
 func (t *txn) ScheduleGet(ctx context.Context, name string) (store.Schedule, bool, error) {
-	s, err := scanSchedule(t.tx.QueryRowContext(ctx, qScheduleGet, name))
+	s, err := scanSchedule(t.q.QueryRowContext(t.stmtCtx(ctx), qScheduleGet, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Schedule{}, false, nil
 	}
@@ -55,7 +55,7 @@ func (t *txn) ScheduleGet(ctx context.Context, name string) (store.Schedule, boo
 }
 
 func (t *txn) ScheduleList(ctx context.Context) ([]store.Schedule, error) {
-	rows, err := t.tx.QueryContext(ctx, qScheduleList)
+	rows, err := t.q.QueryContext(t.stmtCtx(ctx), qScheduleList)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (t *txn) ScheduleList(ctx context.Context) ([]store.Schedule, error) {
 }
 
 func (t *txn) ScheduleDelete(ctx context.Context, name string) (bool, error) {
-	res, err := t.tx.ExecContext(ctx, qScheduleDelete, name)
+	res, err := t.q.ExecContext(t.stmtCtx(ctx), qScheduleDelete, name)
 	if err != nil {
 		return false, err
 	}
@@ -81,14 +81,14 @@ func (t *txn) ScheduleDelete(ctx context.Context, name string) (bool, error) {
 }
 
 func (t *txn) ScheduleUpdate(ctx context.Context, s store.Schedule) error {
-	_, err := t.tx.ExecContext(ctx, qScheduleUpdate, s.Name, s.Paused, microsPtr(s.LastTick), micros(s.UpdatedAt))
+	_, err := t.q.ExecContext(t.stmtCtx(ctx), qScheduleUpdate, s.Name, s.Paused, microsPtr(s.LastTick), micros(s.UpdatedAt))
 	return err
 }
 
 // JobCountLive needs no lock: SQLite runs one write transaction at a time.
 func (t *txn) JobCountLive(ctx context.Context, tenant, queue string) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, qJobCountLive, tenant, queue).Scan(&n)
+	err := t.q.QueryRowContext(t.stmtCtx(ctx), qJobCountLive, tenant, queue).Scan(&n)
 	return n, err
 }
 
