@@ -226,3 +226,61 @@ func TestQueueLimitProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestFairTenants: with one tenant's many jobs queued first, another
+// tenant's few jobs all start within the first batches; a lone tenant
+// still gets every slot (work-conserving).
+func TestFairTenants(t *testing.T) {
+	t.Parallel()
+	busy := 100_000
+	if testing.Short() {
+		busy = 5_000
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.open(t, store.Options{})
+			qs, _ := store.Queues(s)
+			ctx := t.Context()
+			yes := true
+			if _, err := qs.QueueLimit(ctx, "q", store.QueueLimits{FairTenants: &yes, Weights: map[string]int{"big": 1, "small": 1}}); err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < busy; n += store.MaxBatch {
+				specs := make([]lifecycle.Spec, min(store.MaxBatch, busy-n))
+				for i := range specs {
+					specs[i] = lifecycle.Spec{Kind: "k", Queue: "q", Tenant: "big"}
+				}
+				if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A lone tenant gets the whole batch.
+			if got := claim(t, s, "q", 10, nil); len(got) != 10 {
+				t.Fatalf("a lone tenant got %d of 10", len(got))
+			}
+			small := make([]lifecycle.Spec, 10)
+			for i := range small {
+				small[i] = lifecycle.Spec{Kind: "k", Queue: "q", Tenant: "small"}
+			}
+			if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: small}); err != nil {
+				t.Fatal(err)
+			}
+			started := 0
+			for batch := 1; batch <= 2; batch++ {
+				got := claim(t, s, "q", 10, nil)
+				if len(got) != 10 {
+					t.Fatalf("batch %d claimed %d of 10 (not work-conserving)", batch, len(got))
+				}
+				for _, j := range got {
+					if j.Tenant == "small" {
+						started++
+					}
+				}
+			}
+			if started != 10 {
+				t.Fatalf("the small tenant's 10 jobs: %d started in the first two batches of 10", started)
+			}
+		})
+	}
+}

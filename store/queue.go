@@ -22,6 +22,12 @@ type QueueSettings struct {
 	// (fixed windows aligned on the interval); 0 is no limit.
 	RateLimit    int           `json:"rate_limit,omitempty"`
 	RateInterval time.Duration `json:"rate_interval,omitempty"`
+	// FairTenants shares each claim of the queue between the tenants that
+	// have queued jobs in it, by Weights (a tenant not named weighs 1),
+	// and gives what one leaves unused to the others: one busy tenant
+	// never starves another, and a lone tenant still gets every slot.
+	FairTenants bool           `json:"fair_tenants,omitempty"`
+	Weights     map[string]int `json:"weights,omitempty"`
 	// RateWindow and RateCount are the current window and the starts in it.
 	RateWindow time.Time `json:"-"`
 	RateCount  int       `json:"-"`
@@ -29,13 +35,18 @@ type QueueSettings struct {
 }
 
 // Limited reports whether claims of the queue need its settings at all.
-func (q QueueSettings) Limited() bool { return q.Paused || q.MaxRunning > 0 || q.RateLimit > 0 }
+func (q QueueSettings) Limited() bool {
+	return q.Paused || q.MaxRunning > 0 || q.RateLimit > 0 || q.FairTenants
+}
 
 // QueueLimits change a queue's limits; a nil field is left as it is.
 type QueueLimits struct {
 	MaxRunning   *int
 	RateLimit    *int
 	RateInterval *time.Duration
+	FairTenants  *bool
+	// Weights, when not nil, replaces the tenants' weights.
+	Weights map[string]int
 }
 
 // Worker is a worker as the store last saw it claim.
@@ -74,6 +85,11 @@ type QueueTx interface {
 	QueuePut(ctx context.Context, q QueueSettings) error
 	// QueueList returns every queue's settings ordered by name.
 	QueueList(ctx context.Context) ([]QueueSettings, error)
+	// QueueTenants returns up to limit tenants with queued jobs in queue.
+	QueueTenants(ctx context.Context, queue string, limit int) ([]string, error)
+	// JobClaimableTenant is JobClaimable for the jobs of one tenant in
+	// q's single queue.
+	JobClaimableTenant(ctx context.Context, q ClaimQuery, tenant string) ([]lifecycle.Job, error)
 	// JobCountLeased counts the claimed, running and cancel_requested jobs of a queue.
 	JobCountLeased(ctx context.Context, queue string) (int, error)
 	// QueueCounts counts the jobs of every queue by state.
@@ -186,6 +202,17 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		}
 		if l.RateInterval != nil {
 			q.RateInterval = *l.RateInterval
+		}
+		if l.FairTenants != nil {
+			q.FairTenants = *l.FairTenants
+		}
+		if l.Weights != nil {
+			q.Weights = l.Weights
+		}
+		for tenant, w := range q.Weights {
+			if w < 1 || w > 1000 {
+				return lifecycle.Validationf("weight %d of tenant %q: give 1 to 1000", w, tenant)
+			}
 		}
 		switch {
 		case q.MaxRunning < 0 || q.MaxRunning > MaxBatch*100:

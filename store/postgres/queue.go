@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -14,22 +15,30 @@ import (
 var _ store.QueueTx = (*tx)(nil)
 
 const (
-	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_window, rate_count, updated_at`
-	qQueueLimitedNames = `SELECT name FROM queues WHERE paused OR max_running > 0 OR rate_limit > 0`
+	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_window, rate_count, updated_at, fair, weights`
+	qQueueLimitedNames = `SELECT name FROM queues WHERE paused OR max_running > 0 OR rate_limit > 0 OR fair`
 	qQueueGet          = `SELECT ` + queueColumns + ` FROM queues WHERE name = $1`
 	// Locking the row makes the claimers of a limited queue on every node
 	// take turns, so each counts the claims of the one before.
 	qQueueGetLock = qQueueGet + ` FOR UPDATE`
 	qQueueList    = `SELECT ` + queueColumns + ` FROM queues ORDER BY name`
-	qQueuePut     = `INSERT INTO queues (` + queueColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	qQueuePut     = `INSERT INTO queues (` + queueColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
     ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, max_running = excluded.max_running,
         rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
-        rate_window = excluded.rate_window, rate_count = excluded.rate_count, updated_at = excluded.updated_at`
+        rate_window = excluded.rate_window, rate_count = excluded.rate_count, updated_at = excluded.updated_at,
+        fair = excluded.fair, weights = excluded.weights`
 	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = $1 AND state IN ('claimed', 'running', 'cancel_requested')`
 	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
 	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
 	qWorkerSeen     = `INSERT INTO workers (id, queues, kinds, seen_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (id) DO UPDATE SET queues = excluded.queues, kinds = excluded.kinds, seen_at = excluded.seen_at`
+	qQueueTenants       = `SELECT DISTINCT tenant FROM jobs WHERE state = 'queued' AND queue = $1 LIMIT $2`
+	qJobClaimableTenant = `SELECT doc FROM jobs
+    WHERE state = 'queued' AND queue = $1 AND tenant = $4
+      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+    ORDER BY priority DESC, created_at, id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED`
 	qWorkerList = `SELECT id, queues, kinds, seen_at FROM workers WHERE seen_at >= $1 ORDER BY id`
 )
 
@@ -59,7 +68,12 @@ func (t *tx) QueuePut(ctx context.Context, q store.QueueSettings) error {
 	if window.IsZero() {
 		window = time.Unix(0, 0)
 	}
-	_, err := t.pg.Exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt)
+	weights, err := json.Marshal(q.Weights)
+	if err != nil {
+		return err
+	}
+	_, err = t.pg.Exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt,
+		q.FairTenants, string(weights))
 	return err
 }
 
@@ -69,6 +83,21 @@ func (t *tx) QueueList(ctx context.Context) ([]store.QueueSettings, error) {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.QueueSettings, error) { return scanQueue(r) })
+}
+
+func (t *tx) QueueTenants(ctx context.Context, queue string, limit int) ([]string, error) {
+	rows, err := t.pg.Query(ctx, qQueueTenants, queue, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (t *tx) JobClaimableTenant(ctx context.Context, q store.ClaimQuery, tenant string) ([]lifecycle.Job, error) {
+	if q.Limit <= 0 {
+		return nil, nil
+	}
+	return t.jobs(ctx, qJobClaimableTenant, q.Queues[0], q.Kinds, q.Limit, tenant)
 }
 
 func (t *tx) JobCountLeased(ctx context.Context, queue string) (int, error) {
@@ -128,7 +157,14 @@ func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, e
 func scanQueue(r pgx.Row) (store.QueueSettings, error) {
 	var q store.QueueSettings
 	var interval int64
-	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &q.RateWindow, &q.RateCount, &q.UpdatedAt)
+	var weights string
+	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &q.RateWindow, &q.RateCount, &q.UpdatedAt, &q.FairTenants, &weights)
+	if err != nil {
+		return q, err
+	}
+	if err := json.Unmarshal([]byte(weights), &q.Weights); err != nil {
+		return q, err
+	}
 	q.RateInterval = time.Duration(interval)
 	q.RateWindow, q.UpdatedAt = q.RateWindow.UTC(), q.UpdatedAt.UTC()
 	return q, err

@@ -27,7 +27,8 @@ CREATE INDEX jobs_tenant_live_idx ON jobs (tenant, queue)
 -- Queue controls: a row per queue that was ever paused or limited. Claims
 -- of a queue with a row lock it (serializing that queue's claimers across
 -- nodes, so a limit holds); queues without one cost nothing. rate_window /
--- rate_count are the fixed window of the rate limit.
+-- rate_count are the fixed window of the rate limit. fair shares each claim
+-- between the tenants with queued jobs by weights (a JSON object; missing: 1).
 CREATE TABLE queues (
     name          text PRIMARY KEY,
     paused        boolean NOT NULL DEFAULT false,
@@ -35,6 +36,8 @@ CREATE TABLE queues (
     rate_limit    integer NOT NULL DEFAULT 0,
     rate_interval bigint NOT NULL DEFAULT 0,
     rate_window   timestamptz NOT NULL DEFAULT 'epoch',
+    fair          boolean NOT NULL DEFAULT false,
+    weights       text NOT NULL DEFAULT '{}',
     rate_count    integer NOT NULL DEFAULT 0,
     updated_at    timestamptz NOT NULL
 );

@@ -26,7 +26,8 @@ CREATE INDEX jobs_tenant_live ON jobs (tenant, queue)
 -- Queue controls: a row per queue that was ever paused or limited. Claims
 -- of a queue with a row read it under the write lock; queues without one
 -- cost nothing. rate_window/rate_count are the fixed window of the rate
--- limit: starts counted since rate_window.
+-- limit: starts counted since rate_window. fair shares each claim between
+-- the tenants with queued jobs by weights (a JSON object; missing: 1).
 CREATE TABLE queues (
     name          TEXT PRIMARY KEY,
     paused        INTEGER NOT NULL DEFAULT 0,
@@ -34,6 +35,8 @@ CREATE TABLE queues (
     rate_limit    INTEGER NOT NULL DEFAULT 0,
     rate_interval INTEGER NOT NULL DEFAULT 0,
     rate_window   INTEGER NOT NULL DEFAULT 0,
+    fair          INTEGER NOT NULL DEFAULT 0,
+    weights       TEXT NOT NULL DEFAULT '{}',
     rate_count    INTEGER NOT NULL DEFAULT 0,
     updated_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
