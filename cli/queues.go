@@ -51,9 +51,12 @@ func (a *app) queuesLsCmd() *cobra.Command {
 }
 
 func writeQueues(w io.Writer, info []store.QueueInfo) error {
-	t := newTable(w, "QUEUE", "PAUSED", "QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "STALLED", "OLDEST WAITING", "MAX RUNNING", "RATE", "UNSERVED")
+	t := newTable(w, "QUEUE", "PAUSED", "QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "STALLED", "OLDEST WAITING", "MAX RUNNING", "RATE", "FAIR", "UNSERVED")
 	for _, q := range info {
-		paused, rate, maxRunning := "", "", ""
+		paused, rate, maxRunning, fair := "", "", "", ""
+		if q.FairTenants {
+			fair = "tenants"
+		}
 		if q.Paused {
 			paused = "yes"
 		}
@@ -68,7 +71,7 @@ func writeQueues(w io.Writer, info []store.QueueInfo) error {
 			oldest = q.OldestWaiting.Round(time.Second).String()
 		}
 		t.row(q.Name, paused, fmt.Sprint(q.Jobs[lifecycle.Queued]), fmt.Sprint(q.Jobs[lifecycle.Scheduled]), fmt.Sprint(q.Running),
-			fmt.Sprint(q.Jobs[lifecycle.Retrying]), fmt.Sprint(q.Jobs[lifecycle.Stalled]), oldest, maxRunning, rate, strings.Join(q.Unserved, ","))
+			fmt.Sprint(q.Jobs[lifecycle.Retrying]), fmt.Sprint(q.Jobs[lifecycle.Stalled]), oldest, maxRunning, rate, fair, strings.Join(q.Unserved, ","))
 	}
 	return t.flush()
 }
@@ -102,6 +105,8 @@ func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
 func (a *app) queuesLimitCmd() *cobra.Command {
 	var maxRunning, rate int
 	var per time.Duration
+	var fair bool
+	var weights map[string]int
 	cmd := &cobra.Command{
 		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION]",
 		Short: "Limit a queue across every node: jobs running at once, starts per interval",
@@ -121,8 +126,14 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 			if f.Changed("per") {
 				l.RateInterval = &per
 			}
-			if l == (store.QueueLimits{}) {
-				return usageErrorf("give --max-running, or --rate with --per")
+			if f.Changed("fair") {
+				l.FairTenants = &fair
+			}
+			if f.Changed("weight") {
+				l.Weights = weights
+			}
+			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil {
+				return usageErrorf("give --max-running, --rate with --per, --fair or --weight")
 			}
 			if rate > 0 && per <= 0 {
 				return usageErrorf("--rate %d needs --per, the interval, such as --per 1m", rate)
@@ -136,7 +147,8 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s (0: no limit)\n", q.Name, q.MaxRunning, q.RateLimit, q.RateInterval)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s (0: no limit), fair between tenants: %t\n",
+					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.FairTenants)
 				return err
 			})
 		}),
@@ -145,5 +157,7 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 	f.Var(intFlag{p: &maxRunning, min: 0, max: 1_000_000}, "max-running", "most jobs of the queue claimed or running at once (0: no limit)")
 	f.Var(intFlag{p: &rate, min: 0, max: 1_000_000}, "rate", "most jobs of the queue started per --per (0: no limit)")
 	f.Var(durationFlag{&per}, "per", "the rate limit's interval, e.g. 1s or 1m")
+	f.BoolVar(&fair, "fair", false, "share each claim between the tenants with queued jobs, by weight")
+	f.StringToIntVar(&weights, "weight", nil, "tenant weights for --fair, e.g. --weight acme=3,free=1 (default 1 each)")
 	return cmd
 }

@@ -12,7 +12,7 @@ func TestQueues(t *testing.T) {
 	stint(t, db, "enqueue", "--kind", "mail", "--queue", "email").ok(t)
 	stint(t, db, "enqueue", "--kind", "sms", "--queue", "email").ok(t)
 	stint(t, db, "queues", "pause", "email").ok(t)
-	stint(t, db, "queues", "limit", "email", "--max-running", "3", "--rate", "10", "--per", "1m").ok(t)
+	stint(t, db, "queues", "limit", "email", "--max-running", "3", "--rate", "10", "--per", "1m", "--fair", "--weight", "acme=2").ok(t)
 	var got []struct {
 		Name       string         `json:"name"`
 		Paused     bool           `json:"paused"`
@@ -44,6 +44,7 @@ func TestQueuesBadInput(t *testing.T) {
 		want string
 	}{
 		{"no limit given", []string{"limit", "q"}, "give --max-running"},
+		{"bad weight", []string{"limit", "q", "--fair", "--weight", "acme=0"}, "weight 0 of tenant"},
 		{"rate without interval", []string{"limit", "q", "--rate", "5"}, "needs --per"},
 		{"negative", []string{"limit", "q", "--max-running", "-1"}, "expected an integer"},
 		{"bad queue name", []string{"pause", "a b"}, "queue name"},
