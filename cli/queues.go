@@ -51,9 +51,12 @@ func (a *app) queuesLsCmd() *cobra.Command {
 }
 
 func writeQueues(w io.Writer, info []store.QueueInfo) error {
-	t := newTable(w, "QUEUE", "PAUSED", "QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "STALLED", "OLDEST WAITING", "MAX RUNNING", "RATE", "FAIR", "UNSERVED")
+	t := newTable(w, "QUEUE", "PAUSED", "QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "STALLED", "OLDEST WAITING", "MAX RUNNING", "RATE", "PER KEY", "FAIR", "UNSERVED")
 	for _, q := range info {
-		paused, rate, maxRunning, fair := "", "", "", ""
+		paused, rate, maxRunning, fair, perKey := "", "", "", "", ""
+		if q.KeyLimit > 0 {
+			perKey = fmt.Sprint(q.KeyLimit)
+		}
 		if q.FairTenants {
 			fair = "tenants"
 		}
@@ -71,7 +74,7 @@ func writeQueues(w io.Writer, info []store.QueueInfo) error {
 			oldest = q.OldestWaiting.Round(time.Second).String()
 		}
 		t.row(q.Name, paused, fmt.Sprint(q.Jobs[lifecycle.Queued]), fmt.Sprint(q.Jobs[lifecycle.Scheduled]), fmt.Sprint(q.Running),
-			fmt.Sprint(q.Jobs[lifecycle.Retrying]), fmt.Sprint(q.Jobs[lifecycle.Stalled]), oldest, maxRunning, rate, fair, strings.Join(q.Unserved, ","))
+			fmt.Sprint(q.Jobs[lifecycle.Retrying]), fmt.Sprint(q.Jobs[lifecycle.Stalled]), oldest, maxRunning, rate, perKey, fair, strings.Join(q.Unserved, ","))
 	}
 	return t.flush()
 }
@@ -103,7 +106,7 @@ func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
 }
 
 func (a *app) queuesLimitCmd() *cobra.Command {
-	var maxRunning, rate int
+	var maxRunning, rate, keyLimit int
 	var per time.Duration
 	var fair bool
 	var weights map[string]int
@@ -126,14 +129,17 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 			if f.Changed("per") {
 				l.RateInterval = &per
 			}
+			if f.Changed("key-limit") {
+				l.KeyLimit = &keyLimit
+			}
 			if f.Changed("fair") {
 				l.FairTenants = &fair
 			}
 			if f.Changed("weight") {
 				l.Weights = weights
 			}
-			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil {
-				return usageErrorf("give --max-running, --rate with --per, --fair or --weight")
+			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil && l.KeyLimit == nil {
+				return usageErrorf("give --max-running, --rate with --per, --key-limit, --fair or --weight")
 			}
 			if rate > 0 && per <= 0 {
 				return usageErrorf("--rate %d needs --per, the interval, such as --per 1m", rate)
@@ -147,8 +153,8 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s (0: no limit), fair between tenants: %t\n",
-					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.FairTenants)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t\n",
+					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants)
 				return err
 			})
 		}),
@@ -157,6 +163,7 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 	f.Var(intFlag{p: &maxRunning, min: 0, max: 1_000_000}, "max-running", "most jobs of the queue claimed or running at once (0: no limit)")
 	f.Var(intFlag{p: &rate, min: 0, max: 1_000_000}, "rate", "most jobs of the queue started per --per (0: no limit)")
 	f.Var(durationFlag{&per}, "per", "the rate limit's interval, e.g. 1s or 1m")
+	f.Var(intFlag{p: &keyLimit, min: 0, max: 1_000_000}, "key-limit", "most jobs per concurrency key (env "+store.ConcurrencyKeyEnv+") at once (0: no limit)")
 	f.BoolVar(&fair, "fair", false, "share each claim between the tenants with queued jobs, by weight")
 	f.StringToIntVar(&weights, "weight", nil, "tenant weights for --fair, e.g. --weight acme=3,free=1 (default 1 each)")
 	return cmd

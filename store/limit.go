@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -117,7 +118,12 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 		lq := q
 		lq.Queues, lq.Limit = []string{name}, n
 		claimFn := tx.JobClaimable
-		if s.FairTenants {
+		switch {
+		case s.KeyLimit > 0:
+			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
+				return claimKeyed(ctx, tx, q, s.KeyLimit)
+			}
+		case s.FairTenants:
 			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
 				return e.claimFair(ctx, tx, qt, q, s)
 			}
@@ -276,4 +282,48 @@ func (e *engine) claimFair(ctx context.Context, tx Tx, qt QueueTx, q ClaimQuery,
 		}
 	}
 	return out, nil
+}
+
+// ConcurrencyKeyEnv is the env key naming a job's concurrency key.
+const ConcurrencyKeyEnv = "stint.concurrency_key"
+
+// claimKeyed claims up to q.Limit jobs of q's one queue in claim order,
+// skipping the jobs whose concurrency key already has limit jobs leased, so
+// a busy key never holds back the keys behind it. It reads a window of
+// candidates ten times the claim, and widens it (up to MaxBatch) while the
+// window is full of jobs it must skip.
+func claimKeyed(ctx context.Context, tx Tx, q ClaimQuery, limit int) ([]lifecycle.Job, error) {
+	leased, err := tx.JobList(ctx, JobListParams{Queue: q.Queues[0], Limit: MaxBatch,
+		States: []lifecycle.State{lifecycle.Claimed, lifecycle.Running, lifecycle.CancelRequested}})
+	if err != nil {
+		return nil, err
+	}
+	base := map[string]int{}
+	for _, j := range leased {
+		base[j.Env[ConcurrencyKeyEnv]]++
+	}
+	want := q.Limit
+	for window := max(10*want, 100); ; window = min(4*window, MaxBatch) {
+		cq := q
+		cq.Limit = window
+		cands, err := tx.JobClaimable(ctx, cq)
+		if err != nil {
+			return nil, err
+		}
+		running := maps.Clone(base)
+		var out []lifecycle.Job
+		for _, j := range cands {
+			key := j.Env[ConcurrencyKeyEnv]
+			if key != "" && running[key] >= limit {
+				continue
+			}
+			running[key]++
+			if out = append(out, j); len(out) == want {
+				break
+			}
+		}
+		if len(out) == want || len(cands) < window || window == MaxBatch {
+			return out, nil
+		}
+	}
 }

@@ -284,3 +284,48 @@ func TestFairTenants(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrencyKeys: at most K jobs per key are leased, and a hot key's
+// backlog queued ahead does not hold back the other keys.
+func TestConcurrencyKeys(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.open(t, store.Options{})
+			qs, _ := store.Queues(s)
+			ctx := t.Context()
+			two := 2
+			if _, err := qs.QueueLimit(ctx, "q", store.QueueLimits{KeyLimit: &two}); err != nil {
+				t.Fatal(err)
+			}
+			keyed := func(key string, n int) []lifecycle.Spec {
+				specs := make([]lifecycle.Spec, n)
+				for i := range specs {
+					specs[i] = lifecycle.Spec{Kind: "k", Queue: "q", Env: map[string]string{store.ConcurrencyKeyEnv: key}}
+				}
+				return specs
+			}
+			specs := keyed("hot", 2000)
+			for _, k := range []string{"a", "b", "c", "d", "e"} {
+				specs = append(specs, keyed(k, 2)...)
+			}
+			if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs}); err != nil {
+				t.Fatal(err)
+			}
+			perKey := map[string]int{}
+			for range 3 {
+				for _, j := range claim(t, s, "q", 10, nil) {
+					perKey[j.Env[store.ConcurrencyKeyEnv]]++
+				}
+			}
+			want := map[string]int{"hot": 2, "a": 2, "b": 2, "c": 2, "d": 2, "e": 2}
+			for k, n := range want {
+				if perKey[k] != n {
+					t.Fatalf("leased per key %v, want %v", perKey, want)
+				}
+			}
+			verifyClean(t, s)
+		})
+	}
+}

@@ -28,6 +28,10 @@ type QueueSettings struct {
 	// never starves another, and a lone tenant still gets every slot.
 	FairTenants bool           `json:"fair_tenants,omitempty"`
 	Weights     map[string]int `json:"weights,omitempty"`
+	// KeyLimit is the most jobs of the queue with the same concurrency key
+	// (env ConcurrencyKeyEnv) claimed or running at once; 0 is no limit.
+	// Jobs of a key at its limit wait without holding back other keys.
+	KeyLimit int `json:"key_limit,omitempty"`
 	// RateWindow and RateCount are the current window and the starts in it.
 	RateWindow time.Time `json:"-"`
 	RateCount  int       `json:"-"`
@@ -36,7 +40,7 @@ type QueueSettings struct {
 
 // Limited reports whether claims of the queue need its settings at all.
 func (q QueueSettings) Limited() bool {
-	return q.Paused || q.MaxRunning > 0 || q.RateLimit > 0 || q.FairTenants
+	return q.Paused || q.MaxRunning > 0 || q.RateLimit > 0 || q.FairTenants || q.KeyLimit > 0
 }
 
 // QueueLimits change a queue's limits; a nil field is left as it is.
@@ -45,6 +49,7 @@ type QueueLimits struct {
 	RateLimit    *int
 	RateInterval *time.Duration
 	FairTenants  *bool
+	KeyLimit     *int
 	// Weights, when not nil, replaces the tenants' weights.
 	Weights map[string]int
 }
@@ -206,6 +211,9 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		if l.FairTenants != nil {
 			q.FairTenants = *l.FairTenants
 		}
+		if l.KeyLimit != nil {
+			q.KeyLimit = *l.KeyLimit
+		}
 		if l.Weights != nil {
 			q.Weights = l.Weights
 		}
@@ -217,6 +225,8 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		switch {
 		case q.MaxRunning < 0 || q.MaxRunning > MaxBatch*100:
 			return lifecycle.Validationf("max running %d: give 0 (no limit) to %d", q.MaxRunning, MaxBatch*100)
+		case q.KeyLimit < 0:
+			return lifecycle.Validationf("key limit %d: give 0 (no limit) or a positive number", q.KeyLimit)
 		case q.RateLimit < 0:
 			return lifecycle.Validationf("rate limit %d: give 0 (no limit) or a positive number of starts", q.RateLimit)
 		case q.RateLimit > 0 && q.RateInterval < time.Millisecond:

@@ -28,7 +28,8 @@ CREATE INDEX jobs_tenant_live_idx ON jobs (tenant, queue)
 -- of a queue with a row lock it (serializing that queue's claimers across
 -- nodes, so a limit holds); queues without one cost nothing. rate_window /
 -- rate_count are the fixed window of the rate limit. fair shares each claim
--- between the tenants with queued jobs by weights (a JSON object; missing: 1).
+-- between the tenants with queued jobs by weights (a JSON object; missing: 1). key_limit: at most that many
+-- leased jobs per concurrency key (env stint.concurrency_key).
 CREATE TABLE queues (
     name          text PRIMARY KEY,
     paused        boolean NOT NULL DEFAULT false,
@@ -38,6 +39,7 @@ CREATE TABLE queues (
     rate_window   timestamptz NOT NULL DEFAULT 'epoch',
     fair          boolean NOT NULL DEFAULT false,
     weights       text NOT NULL DEFAULT '{}',
+    key_limit     integer NOT NULL DEFAULT 0,
     rate_count    integer NOT NULL DEFAULT 0,
     updated_at    timestamptz NOT NULL
 );

@@ -27,7 +27,8 @@ CREATE INDEX jobs_tenant_live ON jobs (tenant, queue)
 -- of a queue with a row read it under the write lock; queues without one
 -- cost nothing. rate_window/rate_count are the fixed window of the rate
 -- limit: starts counted since rate_window. fair shares each claim between
--- the tenants with queued jobs by weights (a JSON object; missing: 1).
+-- the tenants with queued jobs by weights (a JSON object; missing: 1). key_limit: at most that many
+-- leased jobs per concurrency key (env stint.concurrency_key).
 CREATE TABLE queues (
     name          TEXT PRIMARY KEY,
     paused        INTEGER NOT NULL DEFAULT 0,
@@ -37,6 +38,7 @@ CREATE TABLE queues (
     rate_window   INTEGER NOT NULL DEFAULT 0,
     fair          INTEGER NOT NULL DEFAULT 0,
     weights       TEXT NOT NULL DEFAULT '{}',
+    key_limit     INTEGER NOT NULL DEFAULT 0,
     rate_count    INTEGER NOT NULL DEFAULT 0,
     updated_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
