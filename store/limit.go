@@ -22,6 +22,7 @@ const limitsRefresh = time.Second
 type limits struct {
 	mu      sync.Mutex
 	at      time.Time // when names was read, by the store's clock; zero: never
+	last    time.Time // the store's clock at this node's latest claim
 	names   map[string]bool
 	workers map[string]time.Time // worker id → when its claim was last recorded
 	// turn rotates which tenant a fair claim serves first.
@@ -37,10 +38,13 @@ func (l *limits) forget() {
 	l.mu.Unlock()
 }
 
-// limited returns which of queues need their settings read at t.
-func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string, t time.Time) (map[string]bool, error) {
+// limited returns which of queues need their settings read. It judges
+// the age of the names by the time of the latest claim, so the common case
+// reads no clock (on PostgreSQL the claim's time comes with its rows).
+func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[string]bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	t := l.last
 	if l.at.IsZero() || t.Sub(l.at) >= limitsRefresh || t.Before(l.at) {
 		names, err := qt.QueueLimitedNames(ctx)
 		if err != nil {
@@ -73,15 +77,18 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 	if !ok {
 		return tx.JobClaimable(ctx, q)
 	}
-	if err := e.workerSeen(ctx, qt, q); err != nil {
-		return nil, err
-	}
-	limited, err := e.limits.limited(ctx, qt, q.Queues, q.Now)
+	limited, err := e.limits.limited(ctx, qt, q.Queues)
 	if err != nil || len(limited) == 0 {
 		if err != nil {
 			return nil, err
 		}
 		return tx.JobClaimable(ctx, q)
+	}
+	if q.Now.IsZero() {
+		// Rate windows need the time: limited queues pay for reading it.
+		if q.Now, err = now(ctx, tx, nil); err != nil {
+			return nil, err
+		}
 	}
 	var jobs []lifecycle.Job
 	var plain []string
@@ -192,22 +199,27 @@ func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSetti
 	return nil
 }
 
-// workerSeen records the claiming worker's queues and kinds, at most every
+// claimed runs after a claim read its time t: it notes t for the limits
+// cache and records the claiming worker's queues and kinds, at most every
 // workerSeenEvery per worker and node, so `stint queues ls` can tell which
 // queued kinds no live worker serves.
-func (e *engine) workerSeen(ctx context.Context, qt QueueTx, q ClaimQuery) error {
-	if q.WorkerID == "" {
+func (e *engine) claimed(ctx context.Context, tx Tx, p *JobClaimParams, t time.Time) error {
+	qt, ok := tx.(QueueTx)
+	if !ok {
 		return nil
 	}
 	e.limits.mu.Lock()
-	last, ok := e.limits.workers[q.WorkerID]
-	due := !ok || q.Now.Sub(last) >= workerSeenEvery || q.Now.Before(last)
+	if t.After(e.limits.last) || e.limits.last.IsZero() {
+		e.limits.last = t
+	}
+	last, ok := e.limits.workers[p.WorkerID]
+	due := !ok || t.Sub(last) >= workerSeenEvery || t.Before(last)
 	if due {
-		e.limits.workers[q.WorkerID] = q.Now
+		e.limits.workers[p.WorkerID] = t
 	}
 	e.limits.mu.Unlock()
 	if !due {
 		return nil
 	}
-	return qt.WorkerSeen(ctx, Worker{ID: q.WorkerID, Queues: q.Queues, Kinds: q.Kinds, SeenAt: q.Now})
+	return qt.WorkerSeen(ctx, Worker{ID: p.WorkerID, Queues: p.Queues, Kinds: p.Kinds, SeenAt: t})
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +99,7 @@ func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
 	if err := drivers[0].Pool().QueryRow(context.Background(), `SELECT count(*) FROM schema_migrations`).Scan(&versions); err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("migrations/*.sql")
+	files, err := os.ReadDir("migrations")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,21 +32,17 @@ const (
 	qWorkerSeen     = `INSERT INTO workers (id, queues, kinds, seen_at) VALUES ($1, $2, $3, $4)
     ON CONFLICT (id) DO UPDATE SET queues = excluded.queues, kinds = excluded.kinds, seen_at = excluded.seen_at`
 	qQueueTenants       = `SELECT DISTINCT tenant FROM jobs WHERE state = 'queued' AND queue = $1 LIMIT $2`
-	qJobClaimableTenant = `SELECT doc FROM jobs
-    WHERE state = 'queued' AND queue = $1 AND tenant = $4
-      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-    ORDER BY priority DESC, created_at, id
+	qJobClaimableTenant = `SELECT ` + jobSelect + ` FROM jobs j
+    WHERE j.state = 'queued' AND j.queue = $1 AND j.tenant = $4
+      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR j.kind = ANY($2::text[]))
+    ORDER BY j.priority DESC, j.created_at, j.id
     LIMIT $3
     FOR UPDATE SKIP LOCKED`
 	qWorkerList = `SELECT id, queues, kinds, seen_at FROM workers WHERE seen_at >= $1 ORDER BY id`
 )
 
 func (t *tx) QueueLimitedNames(ctx context.Context) ([]string, error) {
-	rows, err := t.pg.Query(ctx, qQueueLimitedNames)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return rows(ctx, t, qQueueLimitedNames, nil, pgx.RowTo[string])
 }
 
 func (t *tx) QueueGet(ctx context.Context, name string) (store.QueueSettings, bool, error) {
@@ -55,15 +50,14 @@ func (t *tx) QueueGet(ctx context.Context, name string) (store.QueueSettings, bo
 	if t.write {
 		q = qQueueGetLock
 	}
-	s, err := scanQueue(t.pg.QueryRow(ctx, q, name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.QueueSettings{}, false, nil
+	got, err := rows(ctx, t, q, []any{name}, scanQueue)
+	if err != nil || len(got) == 0 {
+		return store.QueueSettings{}, false, err
 	}
-	return s, err == nil, err
+	return got[0], true, nil
 }
 
 func (t *tx) QueuePut(ctx context.Context, q store.QueueSettings) error {
-	t.wrote = true
 	window := q.RateWindow
 	if window.IsZero() {
 		window = time.Unix(0, 0)
@@ -72,25 +66,17 @@ func (t *tx) QueuePut(ctx context.Context, q store.QueueSettings) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.pg.Exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt,
+	_, err = t.exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt,
 		q.FairTenants, string(weights), q.KeyLimit)
 	return err
 }
 
 func (t *tx) QueueList(ctx context.Context) ([]store.QueueSettings, error) {
-	rows, err := t.pg.Query(ctx, qQueueList)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.QueueSettings, error) { return scanQueue(r) })
+	return rows(ctx, t, qQueueList, nil, scanQueue)
 }
 
 func (t *tx) QueueTenants(ctx context.Context, queue string, limit int) ([]string, error) {
-	rows, err := t.pg.Query(ctx, qQueueTenants, queue, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return rows(ctx, t, qQueueTenants, []any{queue, limit}, pgx.RowTo[string])
 }
 
 func (t *tx) JobClaimableTenant(ctx context.Context, q store.ClaimQuery, tenant string) ([]lifecycle.Job, error) {
@@ -102,16 +88,12 @@ func (t *tx) JobClaimableTenant(ctx context.Context, q store.ClaimQuery, tenant 
 
 func (t *tx) JobCountLeased(ctx context.Context, queue string) (int, error) {
 	var n int
-	err := t.pg.QueryRow(ctx, qJobCountLeased, queue).Scan(&n)
+	err := t.queryRow(ctx, qJobCountLeased, []any{queue}, &n)
 	return n, err
 }
 
 func (t *tx) QueueCounts(ctx context.Context) ([]store.QueueCount, error) {
-	rows, err := t.pg.Query(ctx, qQueueCounts)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.QueueCount, error) {
+	return rows(ctx, t, qQueueCounts, nil, func(r pgx.CollectableRow) (store.QueueCount, error) {
 		var c store.QueueCount
 		var state string
 		err := r.Scan(&c.Queue, &state, &c.Jobs, &c.OldestRunAt)
@@ -121,32 +103,23 @@ func (t *tx) QueueCounts(ctx context.Context) ([]store.QueueCount, error) {
 }
 
 func (t *tx) QueuedKinds(ctx context.Context) ([]store.KindCount, error) {
-	rows, err := t.pg.Query(ctx, qQueuedKinds)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.KindCount, error) {
+	return rows(ctx, t, qQueuedKinds, nil, func(r pgx.CollectableRow) (store.KindCount, error) {
 		var k store.KindCount
 		return k, r.Scan(&k.Queue, &k.Kind, &k.Jobs)
 	})
 }
 
 func (t *tx) WorkerSeen(ctx context.Context, w store.Worker) error {
-	t.wrote = true
 	kinds := w.Kinds
 	if kinds == nil {
 		kinds = []string{}
 	}
-	_, err := t.pg.Exec(ctx, qWorkerSeen, w.ID, w.Queues, kinds, w.SeenAt)
+	_, err := t.exec(ctx, qWorkerSeen, w.ID, w.Queues, kinds, w.SeenAt)
 	return err
 }
 
 func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, error) {
-	rows, err := t.pg.Query(ctx, qWorkerList, since)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Worker, error) {
+	return rows(ctx, t, qWorkerList, []any{since}, func(r pgx.CollectableRow) (store.Worker, error) {
 		var w store.Worker
 		err := r.Scan(&w.ID, &w.Queues, &w.Kinds, &w.SeenAt)
 		w.SeenAt = w.SeenAt.UTC()
@@ -154,7 +127,7 @@ func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, e
 	})
 }
 
-func scanQueue(r pgx.Row) (store.QueueSettings, error) {
+func scanQueue(r pgx.CollectableRow) (store.QueueSettings, error) {
 	var q store.QueueSettings
 	var interval int64
 	var weights string

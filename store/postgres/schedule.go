@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -45,8 +44,7 @@ func (t *tx) SchedulePut(ctx context.Context, s store.Schedule) error {
 		p := string(s.Payload)
 		payload = &p
 	}
-	t.wrote = true
-	_, err := t.pg.Exec(ctx, qSchedulePut, s.Name, s.Expr, s.TimeZone, s.Missed, s.Kind, s.Queue, s.Tenant,
+	_, err := t.exec(ctx, qSchedulePut, s.Name, s.Expr, s.TimeZone, s.Missed, s.Kind, s.Queue, s.Tenant,
 		s.Priority, payload, s.MaxAttempts, int64(s.Timeout), s.Paused, s.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("postgres: put schedule %s: %w", s.Name, err)
@@ -59,54 +57,39 @@ func (t *tx) ScheduleGet(ctx context.Context, name string) (store.Schedule, bool
 	if t.write {
 		q = qScheduleGetLock
 	}
-	s, err := scanSchedule(t.pg.QueryRow(ctx, q, name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Schedule{}, false, nil
+	got, err := rows(ctx, t, q, []any{name}, scanSchedule)
+	if err != nil || len(got) == 0 {
+		return store.Schedule{}, false, err
 	}
-	return s, err == nil, err
+	return got[0], true, nil
 }
 
 func (t *tx) ScheduleList(ctx context.Context) ([]store.Schedule, error) {
-	rows, err := t.pg.Query(ctx, qScheduleList)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Schedule
-	for rows.Next() {
-		s, err := scanSchedule(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return rows(ctx, t, qScheduleList, nil, scanSchedule)
 }
 
 func (t *tx) ScheduleDelete(ctx context.Context, name string) (bool, error) {
-	t.wrote = true
-	tag, err := t.pg.Exec(ctx, qScheduleDelete, name)
+	tag, err := t.exec(ctx, qScheduleDelete, name)
 	return tag.RowsAffected() > 0, err
 }
 
 func (t *tx) ScheduleUpdate(ctx context.Context, s store.Schedule) error {
-	t.wrote = true
-	_, err := t.pg.Exec(ctx, qScheduleUpdate, s.Name, s.Paused, s.LastTick, s.UpdatedAt)
+	_, err := t.exec(ctx, qScheduleUpdate, s.Name, s.Paused, s.LastTick, s.UpdatedAt)
 	return err
 }
 
 func (t *tx) JobCountLive(ctx context.Context, tenant, queue string) (int, error) {
 	if t.write {
-		if _, err := t.pg.Exec(ctx, qAdmitLock, tenant); err != nil {
+		if _, err := t.exec(ctx, qAdmitLock, tenant); err != nil {
 			return 0, err
 		}
 	}
 	var n int
-	err := t.pg.QueryRow(ctx, qJobCountLive, tenant, queue).Scan(&n)
+	err := t.queryRow(ctx, qJobCountLive, []any{tenant, queue}, &n)
 	return n, err
 }
 
-func scanSchedule(r pgx.Row) (store.Schedule, error) {
+func scanSchedule(r pgx.CollectableRow) (store.Schedule, error) {
 	var (
 		s        store.Schedule
 		payload  *string
