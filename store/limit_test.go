@@ -52,7 +52,8 @@ func TestQueuePause(t *testing.T) {
 				t.Fatalf("claimed %d jobs of a paused queue", len(got))
 			}
 			info, err := qs.QueueInfo(t.Context())
-			if err != nil || len(info) != 1 || !info[0].Paused || info[0].Jobs[lifecycle.Queued] != 5 {
+			// Worker "w" claimed from q (any kind), so no kind is unserved.
+			if err != nil || len(info) != 1 || !info[0].Paused || info[0].Jobs[lifecycle.Queued] != 5 || len(info[0].Unserved) != 0 {
 				t.Fatalf("queue info %+v (%v)", info, err)
 			}
 			if _, err := qs.QueuePause(t.Context(), "q", false); err != nil {

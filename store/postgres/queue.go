@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/store"
@@ -114,8 +115,9 @@ func (t *tx) WorkerSeen(ctx context.Context, w store.Worker) error {
 	if kinds == nil {
 		kinds = []string{}
 	}
-	_, err := t.exec(ctx, qWorkerSeen, w.ID, w.Queues, kinds, w.SeenAt)
-	return err
+	// No reply is needed: the write rides with the claim's COMMIT.
+	t.pending.Queue(qWorkerSeen, w.ID, w.Queues, kinds, w.SeenAt).Exec(func(pgconn.CommandTag) error { return nil })
+	return nil
 }
 
 func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, error) {
