@@ -106,6 +106,8 @@ func NewRoot(env Env) *cobra.Command {
 		a.serverCmd(),
 		a.tokensCmd(),
 		a.workerCmd(),
+		a.cronCmd(),
+		a.queuesCmd(),
 	)
 	return root
 }
