@@ -26,6 +26,9 @@ func viewerOf(ctx context.Context) viewer { v, _ := ctx.Value(viewerKey{}).(view
 func (v viewer) mayCancel() bool { return v.role == store.RoleAdmin || v.role == store.RoleClient }
 func (v viewer) mayReplay() bool { return v.role == store.RoleAdmin }
 
+// mayPause follows `stint queues pause`: queue controls are an admin's.
+func (v viewer) mayPause() bool { return v.role == store.RoleAdmin }
+
 // storeTenant is the tenant as the store records it on jobs.
 func (v viewer) storeTenant() string {
 	if v.tenant == server.DefaultTenant {
@@ -88,6 +91,7 @@ type permission int
 const (
 	roleCancel permission = iota
 	roleReplay
+	rolePause
 )
 
 // mutate guards a change: refused in read-only mode and to roles that may
@@ -98,7 +102,8 @@ func (h *handler) mutate(p permission, next http.HandlerFunc) http.HandlerFunc {
 		switch {
 		case h.cfg.ReadOnly:
 			writeError(w, http.StatusForbidden, "the dashboard is read-only")
-		case p == roleCancel && !v.mayCancel(), p == roleReplay && !v.mayReplay():
+		case p == roleCancel && !v.mayCancel(), p == roleReplay && !v.mayReplay(),
+			p == rolePause && !v.mayPause():
 			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not do this: use an admin token")
 		default:
 			next(w, r)

@@ -33,7 +33,7 @@ type Config struct {
 	// NoAuth serves every request as an admin of the default tenant, for a
 	// dashboard your own auth already guards. Defaults to false.
 	NoAuth bool
-	// ReadOnly refuses every change (cancel, replay) and hides the buttons.
+	// ReadOnly refuses every change (cancel, replay, pause) and hides the buttons.
 	// Defaults to false.
 	ReadOnly bool
 	// Workers, when set, reports the busy and total worker slots of the
@@ -84,6 +84,9 @@ func New(cfg Config) (http.Handler, error) {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/whoami", h.whoami)
 	api.HandleFunc("GET /api/queues", h.queues)
+	api.HandleFunc("GET /api/flow", h.flow)
+	api.HandleFunc("POST /api/flow/pause", h.mutate(rolePause, h.pause(true)))
+	api.HandleFunc("POST /api/flow/resume", h.mutate(rolePause, h.pause(false)))
 	api.HandleFunc("GET /api/jobs", h.jobs)
 	api.HandleFunc("GET /api/jobs/{id}", h.job)
 	api.HandleFunc("POST /api/jobs/{id}/cancel", h.mutate(roleCancel, h.cancel))

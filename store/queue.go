@@ -117,6 +117,11 @@ type QueueStore interface {
 	QueueLimit(ctx context.Context, name string, l QueueLimits) (QueueSettings, error)
 	// QueueInfo describes every queue that has jobs or settings.
 	QueueInfo(ctx context.Context) ([]QueueInfo, error)
+	// QueueSettingsList returns the settings of every queue that has any,
+	// by name, without counting jobs (cheap enough to read per request).
+	// A rate-limited queue's RateWindow and RateCount are the window
+	// current on the store's clock and the starts in it so far.
+	QueueSettingsList(ctx context.Context) ([]QueueSettings, error)
 }
 
 // QueueInfo is what `stint queues ls` shows of a queue.
@@ -297,6 +302,34 @@ func (e *engine) QueueInfo(ctx context.Context) ([]QueueInfo, error) {
 			out = append(out, *q)
 		}
 		slices.SortFunc(out, func(a, b QueueInfo) int { return strings.Compare(a.Name, b.Name) })
+		return nil
+	})
+	return out, err
+}
+
+func (e *engine) QueueSettingsList(ctx context.Context) ([]QueueSettings, error) {
+	var out []QueueSettings
+	err := e.d.Read(ctx, func(tx Tx) error {
+		qt, ok := tx.(QueueTx)
+		if !ok {
+			return fmt.Errorf("queue controls: %w", ErrUnsupported)
+		}
+		t, err := tx.Now(ctx)
+		if err != nil {
+			return err
+		}
+		if out, err = qt.QueueList(ctx); err != nil {
+			return err
+		}
+		// The stored window is the last one a claim used: a later window has
+		// had no starts yet, as room() sees it at the next claim.
+		for i, q := range out {
+			if q.RateLimit > 0 && q.RateInterval > 0 {
+				if w := t.Truncate(q.RateInterval); !q.RateWindow.Equal(w) {
+					out[i].RateWindow, out[i].RateCount = w, 0
+				}
+			}
+		}
 		return nil
 	})
 	return out, err

@@ -76,11 +76,13 @@ const pages = {
         <td class="num">${x.dead_lettered}</td><td class="num">${x.oldest_age_seconds.toFixed(1)}s</td>
         <td class="num" data-testid="throughput">${(x.throughput * 60).toFixed(1)}/min</td><td>${states}</td></tr>`;
     }).join("");
+    const flow = await api("flow");
     return `<h2>Queues</h2>
       <p>Counted at ${time(r.at)}${r.truncated ? " (partial count)" : ""}. Backlog ${r.backlog}, running ${r.running},
       dead letters ${r.dead_lettered}${r.capacity ? `, this process's workers ${(r.utilisation * 100).toFixed(0)}% busy of ${r.capacity}` : ""}.</p>
       <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>Throughput</th><th>By state</th></tr>
-      ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>`;
+      ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>
+      ${flowTable(flow, r)}`;
   },
 
   async jobs(_, params) {
@@ -200,6 +202,32 @@ const pages = {
   },
 };
 
+// flowTable shows each queue's flow control: paused, and each limit with
+// its current use (running against the concurrency limit, starts in the
+// current rate window), with pause / resume buttons for admins.
+function flowTable(flow, counts) {
+  if (!flow.supported) return "";
+  const byName = new Map(flow.queues.map((q) => [q.name, q]));
+  const names = [...new Set([...Object.keys(counts.queues), ...byName.keys()])].sort();
+  const rows = names.map((name) => {
+    const q = byName.get(name) || { name, paused: false, max_running: 0, running: counts.queues[name].running, rate_limit: 0, key_limit: 0 };
+    const per = (s) => (s >= 60 && s % 60 === 0 ? `${s / 60}min` : `${s}s`);
+    const weights = Object.entries(q.weights || {}).map(([t, w]) => `${esc(t)}=${w}`).join(", ");
+    const button = flow.can_pause
+      ? `<button data-testid="${q.paused ? "resume" : "pause"}" data-flow="${q.paused ? "resume" : "pause"}" data-queue="${esc(name)}">${q.paused ? "Resume" : "Pause"}</button>`
+      : "";
+    return `<tr data-testid="flow-row" data-queue="${esc(name)}"><td>${esc(name)}</td>
+      <td>${q.paused ? `<span class="state state-paused" data-testid="paused">paused</span>` : ""}</td>
+      <td class="num" data-testid="running-limit">${q.max_running ? `${q.running} / ${q.max_running}` : `${q.running}`}</td>
+      <td class="num" data-testid="rate">${q.rate_limit ? `${q.rate_used} / ${q.rate_limit} per ${per(q.rate_interval_seconds)}` : ""}</td>
+      <td class="num">${q.key_limit || ""}</td><td>${q.fair_tenants ? `fair${weights ? ` (${weights})` : ""}` : ""}</td>
+      <td>${button}</td></tr>`;
+  }).join("");
+  return `<h3>Flow control</h3>
+    <table data-testid="flow"><tr><th>Queue</th><th>Paused</th><th>Running / max</th><th>Rate used / limit</th><th>Per key</th><th>Fairness</th><th></th></tr>
+    ${rows || `<tr><td colspan="7">No queues.</td></tr>`}</table>`;
+}
+
 async function act(path, body) {
   try {
     await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
@@ -254,6 +282,7 @@ $("#main").addEventListener("click", (e) => {
   const b = e.target.closest("button");
   if (!b) return;
   if (b.dataset.post) act(b.dataset.post);
+  else if (b.dataset.flow) act("flow/" + b.dataset.flow, { queue: b.dataset.queue });
   else if (b.dataset.replayReason !== undefined) replayAll(b.dataset.replayReason);
   else if (b.hasAttribute("data-replay-selected")) replaySelected();
 });
