@@ -4,7 +4,7 @@
 // token), QUEUED_ID (a queued job to cancel), DEAD_KIND (the kind of the
 // dead letters to replay) and RUN_ID (a run of two steps) and ARTIFACTS (where
 // screenshots go). It prints
-// one JSON line {"cancelled": id, "replayed": [ids]} for the Go test, which
+// one JSON line {"cancelled": id, "replayed": [ids], "paused": queue} for the Go test, which
 // checks the store itself, and exits non-zero on the first failed check.
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
@@ -101,6 +101,14 @@ try {
   await page.click("nav a[data-page=queues]");
   const first = await page.textContent("#live");
   await page.waitForFunction((t) => document.querySelector("#live").textContent !== t, first);
+
+  // Flow control: pausing the default queue from the page shows its badge.
+  const flowRow = page.locator("[data-testid=flow-row][data-queue=default]");
+  await flowRow.locator("[data-testid=pause]").click();
+  await flowRow.locator("[data-testid=paused]").waitFor();
+  await flowRow.locator("[data-testid=resume]").waitFor();
+  await shot("11-queue-paused");
+  out.paused = "default";
 } catch (e) {
   await shot("failure").catch(() => {});
   console.error(e);

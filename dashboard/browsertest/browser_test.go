@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,8 @@ func tail(b []byte) string {
 // TestDashboardInBrowser runs stint dev from a freshly built binary, adds
 // real jobs with the binary, and has browser.mjs click through every page:
 // a wrong token is refused, filters narrow the list, and the cancel and
-// replay buttons change the store, which this test then reads itself.
+// replay buttons and the queue's pause button change the store, which this
+// test then reads itself.
 // Screenshots land in testdata/artifacts (gitignored).
 func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() && os.Getenv("CI") != "true" {
@@ -161,6 +163,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		Cancelled string   `json:"cancelled"`
 		Replayed  []string `json:"replayed"`
 		Dead      []string `json:"dead"`
+		Paused    string   `json:"paused"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("browser.mjs printed %q: %v", out, err)
@@ -178,6 +181,17 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if len(got.Replayed) == 0 {
 		t.Fatal("the browser replayed nothing")
+	}
+	qs, err := store.Queues(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := qs.QueueSettingsList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(settings, func(q store.QueueSettings) bool { return q.Name == got.Paused }); got.Paused == "" || i < 0 || !settings[i].Paused {
+		t.Errorf("the queue paused in the browser (%q) is not paused in the store: %+v", got.Paused, settings)
 	}
 	for i, id := range got.Replayed {
 		j, err := st.JobGet(ctx, id)
