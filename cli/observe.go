@@ -83,6 +83,10 @@ type observedTokens struct {
 
 func (s *observedStore) observability() *observability { return s.obs }
 
+// Unwrap returns the store underneath, so the dashboard reaches its queue
+// controls (the metrics and tracing wrappers unwrap the same way).
+func (s *observedStore) Unwrap() store.Store { return s.Store }
+
 // observabilityOf returns what st carries, or nil for a plain store.
 func observabilityOf(st store.Store) *observability {
 	if o, ok := st.(interface{ observability() *observability }); ok {
