@@ -162,7 +162,9 @@ func TestApplyRun(t *testing.T) {
 		}
 		r = s.Run
 	}
-	sys := func(op lifecycle.RunOp) lifecycle.RunCommand { return lifecycle.RunCommand{Op: op, Actor: lifecycle.ActorSystem} }
+	sys := func(op lifecycle.RunOp) lifecycle.RunCommand {
+		return lifecycle.RunCommand{Op: op, Actor: lifecycle.ActorSystem}
+	}
 	step(sys(lifecycle.RunOpStart), runT0.Add(time.Second))
 	step(lifecycle.RunCommand{Op: lifecycle.RunOpCancel, Actor: lifecycle.ActorClient}, runT0.Add(2*time.Second))
 	step(lifecycle.RunCommand{Op: lifecycle.RunOpCancel, Actor: lifecycle.ActorClient}, runT0.Add(3*time.Second)) // no-op
