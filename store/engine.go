@@ -58,6 +58,14 @@ func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) erro
 		if err := fn(tx, &b); err != nil {
 			return err
 		}
+		// Runs and the outbox follow from the jobs' transitions in the same
+		// transaction (runsettle.go, outboxmatch.go).
+		if err := e.settleRuns(ctx, tx, &b); err != nil {
+			return err
+		}
+		if err := e.matchOutbox(ctx, tx, &b); err != nil {
+			return err
+		}
 		if err := b.flush(ctx, tx); err != nil {
 			return err
 		}
@@ -92,6 +100,8 @@ type batch struct {
 	queues  []string
 	// leases are jobs whose lease changed under their owner.
 	leases []string
+	// runs are the run and outbox writes (runbatch.go).
+	runs runBatch
 }
 
 func (b *batch) notice() Notice { return Notice{Queues: b.queues, Jobs: b.leases} }
@@ -145,6 +155,9 @@ func (b *batch) flush(ctx context.Context, tx Tx) error {
 		if err := tx.EventInsert(ctx, b.events); err != nil {
 			return err
 		}
+	}
+	if err := b.runs.flush(ctx, tx); err != nil {
+		return err
 	}
 	if n := b.notice(); !n.Empty() {
 		return tx.Notify(ctx, n)
