@@ -25,22 +25,22 @@ const (
 	qRunDue = `SELECT id FROM runs WHERE timeout_at IS NOT NULL AND timeout_at <= ?
     AND state IN ('queued', 'running', 'cancel_requested') ORDER BY timeout_at, id LIMIT ?`
 
-	runEventColumns  = `run_id, rev, type, op, from_state, to_state, at, actor, actor_id, job_id, reason_code, reason, details`
-	qRunEventInsert  = `INSERT INTO run_events (` + runEventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	qRunEventList    = `SELECT id, ` + runEventColumns + ` FROM run_events WHERE run_id = ? ORDER BY rev`
-	qRunJobInsert    = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES (?, ?, ?, ?, ?, ?)`
-	qRunJobList      = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
+	runEventColumns = `run_id, rev, type, op, from_state, to_state, at, actor, actor_id, job_id, reason_code, reason, details`
+	qRunEventInsert = `INSERT INTO run_events (` + runEventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qRunEventList   = `SELECT id, ` + runEventColumns + ` FROM run_events WHERE run_id = ? ORDER BY rev`
+	qRunJobInsert   = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES (?, ?, ?, ?, ?, ?)`
+	qRunJobList     = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
     FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = ? ORDER BY j.step_index, r.name`
-	webhookColumns   = `id, url, secret, event_types, queues, kinds, runs, created_at`
-	qWebhookInsert   = `INSERT INTO webhooks (` + webhookColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	qWebhookList     = `SELECT ` + webhookColumns + ` FROM webhooks ORDER BY created_at, id`
-	qWebhookDelete   = `DELETE FROM webhooks WHERE id = ?`
-	outboxColumns    = `webhook_id, aggregate, aggregate_id, event_type, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at`
-	qOutboxInsert    = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	qOutboxUpdate    = `UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?`
-	qOutboxGet       = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = ?`
-	qOutboxList      = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE (?1 = '' OR state = ?1) AND id > ?2 ORDER BY id LIMIT ?3`
-	qOutboxHeads     = `SELECT id, ` + outboxColumns + ` FROM outbox o
+	webhookColumns = `id, url, secret, event_types, queues, kinds, runs, created_at`
+	qWebhookInsert = `INSERT INTO webhooks (` + webhookColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	qWebhookList   = `SELECT ` + webhookColumns + ` FROM webhooks ORDER BY created_at, id`
+	qWebhookDelete = `DELETE FROM webhooks WHERE id = ?`
+	outboxColumns  = `webhook_id, aggregate, aggregate_id, event_type, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at`
+	qOutboxInsert  = `INSERT INTO outbox (` + outboxColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qOutboxUpdate  = `UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?`
+	qOutboxGet     = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = ?`
+	qOutboxList    = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE (?1 = '' OR state = ?1) AND id > ?2 ORDER BY id LIMIT ?3`
+	qOutboxHeads   = `SELECT id, ` + outboxColumns + ` FROM outbox o
     WHERE o.state = 'pending' AND o.next_attempt_at <= ?1
       AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.state = 'pending' AND p.webhook_id = o.webhook_id
           AND p.aggregate = o.aggregate AND p.aggregate_id = o.aggregate_id AND p.id < o.id)
@@ -287,5 +287,3 @@ func (t *txn) OutboxGet(ctx context.Context, id int64) (store.OutboxMessage, boo
 func (t *txn) OutboxList(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
 	return rowsOf(scanOutbox)(t.query(ctx, qOutboxList, string(p.State), p.AfterID, p.Limit))
 }
-
-
