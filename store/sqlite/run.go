@@ -29,8 +29,8 @@ const (
 	qRunEventInsert = `INSERT INTO run_events (` + runEventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qRunEventList   = `SELECT id, ` + runEventColumns + ` FROM run_events WHERE run_id = ? ORDER BY rev`
 	qRunJobInsert   = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES (?, ?, ?, ?, ?, ?)`
-	qRunJobList     = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
-    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = ? ORDER BY j.step_index, r.name`
+	qRunJobList     = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.doc ->> '$.depends_on'
+    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = ? ORDER BY coalesce(j.doc ->> '$.step_index', 0), r.name`
 	webhookColumns = `id, url, secret, event_types, queues, kinds, runs, created_at`
 	qWebhookInsert = `INSERT INTO webhooks (` + webhookColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	qWebhookList   = `SELECT ` + webhookColumns + ` FROM webhooks ORDER BY created_at, id`
