@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"RandomWalk", testRandomWalk},
 		{"StateMachine", testStateMachine},
 		{"Runs", testRuns},
+		{"Outbox", testOutbox},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
