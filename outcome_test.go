@@ -3,6 +3,7 @@ package stint_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -213,9 +214,13 @@ func TestUnknownKindIsNeverClaimed(t *testing.T) {
 		if j.State != stint.Queued || j.Attempt != 0 {
 			t.Errorf("the unknown kind's job is %s after %d attempts, want queued and never claimed", j.State, j.Attempt)
 		}
-		if s := p.Stats(); s.Claimed != 2 || s.Succeeded != 2 {
-			t.Errorf("stats %+v, want 2 claimed and 2 succeeded", s)
-		}
+		// The pool counts a completion once the store acknowledges it, which
+		// can be just after the row is visible: wait for the count.
+		var s stint.PoolStats
+		eventually(t, "2 claimed and 2 succeeded", func() bool {
+			s = p.Stats()
+			return s.Claimed == 2 && s.Succeeded == 2
+		}, func() string { return fmt.Sprintf("stats %+v", s) })
 	})
 }
 

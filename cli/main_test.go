@@ -183,8 +183,8 @@ func dump(t *testing.T, db string) string {
 	d := rawDB(t, db, true)
 	var b strings.Builder
 	for _, q := range []string{
-		`SELECT id || ' ' || rev || ' ' || doc FROM jobs ORDER BY id`,
-		`SELECT id || ' ' || doc FROM job_events ORDER BY id`,
+		`SELECT id || ' ' || rev || ' ' || state || ' ' || updated_at FROM jobs ORDER BY id`,
+		`SELECT id || ' ' || job_id || ' ' || rev FROM job_events ORDER BY id`,
 	} {
 		rows, err := d.QueryContext(t.Context(), q)
 		if err != nil {

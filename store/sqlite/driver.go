@@ -30,19 +30,31 @@ type Options struct {
 
 // Driver is a [store.Driver] on one SQLite file.
 type Driver struct {
-	write  *sql.DB // one connection: the single writer
-	read   *sql.DB
-	wstmts *stmtCache
-	rstmts *stmtCache
-	clock  clock.Clock
+	writeDB *sql.DB // one connection, owned by w
+	w       *writer
+	read    *sql.DB
+	rstmts  *stmtCache
+	clock   clock.Clock
 	// applied names the migrations Open applied.
 	applied []string
 }
 
 var _ store.Driver = (*Driver)(nil)
 
+// pragmas are set on every connection. synchronous=FULL makes every commit
+// durable before it is acknowledged. The WAL checkpoints itself every 1,000
+// pages (SQLite's wal_autocheckpoint default, kept); a long reader stops
+// checkpoints from resetting it and the file grows meanwhile, so
+// journal_size_limit truncates it back to 64 MiB at the next reset rather
+// than leaving it at its peak size.
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
+	"&_pragma=wal_autocheckpoint(1000)&_pragma=journal_size_limit(67108864)"
+
+func fileURI(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() }
+
 // Open opens (creating if needed) the database file at path and applies the
-// embedded migrations.
+// embedded migrations; with opts.NoMigrate it only opens a database that is
+// already up to date.
 func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: a database path is required")
@@ -53,34 +65,38 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 	if opts.Readers <= 0 {
 		opts.Readers = 4
 	}
-	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
-	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if opts.NoMigrate {
+		if err := checkSchema(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	base := fileURI(path) + "?" + pragmas
+	wdb, err := sql.Open("sqlite", base)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
+	wdb.SetMaxOpenConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	conn, err := wdb.Conn(ctx)
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	applied, err := migrate(ctx, conn)
+	if err != nil {
+		conn.Close()
+		wdb.Close()
+		return nil, err
+	}
 	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
 	if err != nil {
-		w.Close()
+		conn.Close()
+		wdb.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(opts.Readers)
-	d := &Driver{write: w, read: r, clock: opts.Clock}
-	if err := w.PingContext(ctx); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-	}
-	if d.applied, err = d.Migrate(ctx); err != nil {
-		d.Close()
-		return nil, err
-	}
-	if d.wstmts, err = newStmtCache(ctx, w, writeQueries); err != nil {
-		d.Close()
-		return nil, err
-	}
+	d := &Driver{writeDB: wdb, w: newWriter(conn, opts.Clock), read: r, clock: opts.Clock, applied: applied}
 	if d.rstmts, err = newStmtCache(ctx, r, readQueries); err != nil {
 		d.Close()
 		return nil, err
@@ -101,15 +117,17 @@ func OpenStore(ctx context.Context, path string, opts Options) (store.Store, err
 	return store.New(d, store.Options{}), nil
 }
 
-// Close closes both connection pools.
+// Close finishes the transactions already submitted and closes both
+// connection pools.
 func (d *Driver) Close() error {
-	return errors.Join(d.wstmts.close(), d.rstmts.close(), d.write.Close(), d.read.Close())
+	return errors.Join(d.w.close(), d.rstmts.close(), d.writeDB.Close(), d.read.Close())
 }
 
-// InTx runs fn in a BEGIN IMMEDIATE transaction on the writer connection,
-// retrying when SQLite reports the database busy or locked.
+// InTx runs fn in a transaction of the single writer, which commits it in a
+// group with the other transactions waiting at the time (see writer), and
+// returns once the commit that holds it is durable.
 func (d *Driver) InTx(ctx context.Context, fn func(store.Tx) error) error {
-	return d.InTxSQL(ctx, func(tx *sql.Tx) error { return fn(&txn{tx: tx, stmts: d.wstmts, clock: d.clock}) })
+	return d.w.do(ctx, func(t *txn) error { return fn(t) })
 }
 
 // Read runs fn in a read transaction on the reader pool.
@@ -120,22 +138,14 @@ func (d *Driver) Read(ctx context.Context, fn func(store.Tx) error) error {
 			return err
 		}
 		defer tx.Rollback()
-		if err := fn(&txn{tx: tx, stmts: d.rstmts, clock: d.clock, readOnly: true}); err != nil {
-			return err
-		}
-		return tx.Commit()
-	})
-}
-
-// InTxSQL runs fn in a write transaction with busy retries.
-func (d *Driver) InTxSQL(ctx context.Context, fn func(*sql.Tx) error) error {
-	return retryBusy(ctx, func() error {
-		tx, err := d.write.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
+		t := &txn{q: tx, clock: d.clock, readOnly: true, prep: func(ctx context.Context, q string) (*sql.Stmt, error) {
+			st, err := d.rstmts.get(q)
+			if err != nil {
+				return nil, err
+			}
+			return tx.StmtContext(ctx, st), nil
+		}}
+		if err := fn(t); err != nil {
 			return err
 		}
 		return tx.Commit()

@@ -16,7 +16,7 @@ var (
 
 func (t *txn) LeaderAttemptElect(ctx context.Context, name, id string, now, expiresAt time.Time) (int64, bool, error) {
 	var term int64
-	err := t.tx.QueryRowContext(ctx, qLeaderElect, name, id, micros(now), micros(expiresAt)).Scan(&term)
+	err := t.q.QueryRowContext(ctx, qLeaderElect, name, id, micros(now), micros(expiresAt)).Scan(&term)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -24,12 +24,12 @@ func (t *txn) LeaderAttemptElect(ctx context.Context, name, id string, now, expi
 }
 
 func (t *txn) LeaderResign(ctx context.Context, name, id string) error {
-	_, err := t.tx.ExecContext(ctx, qLeaderResign, name, id)
+	_, err := t.q.ExecContext(ctx, qLeaderResign, name, id)
 	return err
 }
 
 func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int, int, error) {
-	rows, err := t.tx.QueryContext(ctx, qFinishedSelect, micros(before), limit)
+	rows, err := t.q.QueryContext(ctx, qFinishedSelect, micros(before), limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -46,22 +46,19 @@ func (t *txn) JobDeleteFinished(ctx context.Context, before time.Time, limit int
 		return 0, 0, err
 	}
 	list := jsonList(ids)
-	res, err := t.tx.ExecContext(ctx, qDeleteEvents, list)
+	res, err := t.q.ExecContext(ctx, qDeleteEvents, list)
 	if err != nil {
 		return 0, 0, err
 	}
 	events, _ := res.RowsAffected()
-	if _, err := t.tx.ExecContext(ctx, qDeleteProv, list); err != nil {
-		return 0, 0, err
-	}
-	if _, err := t.tx.ExecContext(ctx, qDeleteJobs, list); err != nil {
+	if _, err := t.q.ExecContext(ctx, qDeleteJobs, list); err != nil {
 		return 0, 0, err
 	}
 	return len(ids), int(events), nil
 }
 
 func (t *txn) EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error) {
-	res, err := t.tx.ExecContext(ctx, qPruneHeartbeat, micros(before), limit)
+	res, err := t.q.ExecContext(ctx, qPruneHeartbeat, micros(before), limit)
 	if err != nil {
 		return 0, err
 	}

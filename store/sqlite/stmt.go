@@ -46,9 +46,7 @@ func (c *stmtCache) close() error {
 	return errors.Join(errs...)
 }
 
-// writeQueries and readQueries are prepared on the writer and reader pools.
-var (
-	readQueries = []string{qJobGet, qJobByDedupe, qJobClaimable, qJobList, qDuePromote, qDueLease,
-		qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qEventJobsByRequest}
-	writeQueries = append([]string{qJobInsert, qJobUpdate, qEventInsert}, readQueries...)
-)
+// readQueries are prepared on the reader pool when the driver opens (the
+// writer prepares its statements on its own connection as it first runs them).
+var readQueries = []string{qJobGet, qJobGetOne, qJobByDedupe, qJobClaimable, qJobList, qDuePromote, qDueLease,
+	qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qEventJobsByRequest}

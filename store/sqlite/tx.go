@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -15,23 +14,38 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// txn is one transaction: a store.Tx on a *sql.Tx.
-type txn struct {
-	tx       *sql.Tx
-	stmts    *stmtCache
-	clock    clock.Clock
-	readOnly bool
-	now      time.Time
+// querier is what a transaction runs ad-hoc statements on: the writer's
+// connection (inside its BEGIN … COMMIT) or a reader's *sql.Tx.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// stmt returns query prepared on this transaction's connection, from the
-// driver's cache of statements prepared once.
-func (t *txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := t.stmts.get(query)
-	if err != nil {
-		return nil, err
+// txn is one transaction: a store.Tx on the writer's connection or on a
+// read transaction.
+type txn struct {
+	q querier
+	// prep returns query prepared on this transaction's connection, from a
+	// cache of statements prepared once.
+	prep     func(ctx context.Context, query string) (*sql.Stmt, error)
+	clock    clock.Clock
+	readOnly bool
+	// detach runs statements without the caller's cancellation (the
+	// writer's transactions; see detached).
+	detach bool
+	now    time.Time
+	// seen holds the job rows this (writing) transaction read, as they
+	// were read or last written: the base of JobUpdate's changed columns.
+	seen map[string]lifecycle.Job
+}
+
+// stmtCtx is the context statements of this transaction run under.
+func (t *txn) stmtCtx(ctx context.Context) context.Context {
+	if t.detach {
+		return context.WithoutCancel(ctx)
 	}
-	return t.tx.StmtContext(ctx, st), nil
+	return ctx
 }
 
 var _ store.Tx = (*txn)(nil)
@@ -45,65 +59,129 @@ func (t *txn) Now(context.Context) (time.Time, error) {
 }
 
 func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
-	st, err := t.stmt(ctx, qJobInsert)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		doc, err := marshal(j)
+	const cols = 65 // jobImmutable and jobMutable
+	for len(jobs) > 0 {
+		chunk := jobs[:min(len(jobs), insertChunk)]
+		jobs = jobs[len(chunk):]
+		args := make([]any, 0, cols*len(chunk))
+		for i := range chunk {
+			j := &chunk[i]
+			imm, err := immutableArgs(j)
+			if err != nil {
+				return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+			}
+			args = append(append(args, imm...), mutableArgs(j)...)
+		}
+		st, err := t.prep(ctx, insertQuery(qJobInsertHead, cols, len(chunk)))
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, j.ID, j.Tenant, j.Kind, j.Queue, string(j.State), j.Priority, j.Attempt, j.Rev,
-			micros(j.RunAt), micros(j.CreatedAt), microsPtr(j.LeaseExpiresAt), microsPtr(j.TimeoutAt),
-			microsPtr(j.CancelDeadline), microsPtr(j.Deadline), microsPtr(j.FinishedAt), j.DedupeKey, doc); err != nil {
-			return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+		if _, err := st.ExecContext(t.stmtCtx(ctx), args...); err != nil {
+			return fmt.Errorf("sqlite: insert jobs %s (and %d more): %w", chunk[0].ID, len(chunk)-1, err)
 		}
 	}
 	return nil
 }
 
 func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
-	st, err := t.stmt(ctx, qJobUpdate)
-	if err != nil {
-		return err
+	// Updates that change the same columns go out together, up to
+	// insertChunk rows per statement: one statement opens the table's and
+	// the indexes' cursors once for all its rows.
+	var order []uint64
+	byMask := map[uint64][]rowUpdate{}
+	for i := range updates {
+		u := &updates[i]
+		args := mutableArgs(&u.Job)
+		mask := allColumns
+		if old, ok := t.seen[u.Job.ID]; ok && old.Rev == u.PrevRev {
+			mask, args = changedColumns(mutableArgs(&old), args)
+		}
+		if _, ok := byMask[mask]; !ok {
+			order = append(order, mask)
+		}
+		byMask[mask] = append(byMask[mask], rowUpdate{u: u, args: args})
 	}
-	for _, u := range updates {
-		j := u.Job
-		doc, err := marshal(j)
-		if err != nil {
-			return err
+	for _, mask := range order {
+		rows := byMask[mask]
+		for len(rows) > 0 {
+			chunk := rows[:min(len(rows), insertChunk)]
+			rows = rows[len(chunk):]
+			if err := t.updateRows(ctx, mask, chunk); err != nil {
+				return err
+			}
 		}
-		res, err := st.ExecContext(ctx, string(j.State), j.Priority, j.Attempt, j.Rev, micros(j.RunAt),
-			microsPtr(j.LeaseExpiresAt), microsPtr(j.TimeoutAt), microsPtr(j.CancelDeadline), microsPtr(j.Deadline),
-			microsPtr(j.FinishedAt), doc, j.ID, u.PrevRev)
-		if err != nil {
-			return fmt.Errorf("sqlite: update job %s: %w", j.ID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: j.ID,
-				Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", u.PrevRev)}
+	}
+	if t.seen != nil {
+		for i := range updates {
+			t.seen[updates[i].Job.ID] = updates[i].Job
 		}
 	}
 	return nil
 }
 
+// rowUpdate is one job's update: the values of the changed columns.
+type rowUpdate struct {
+	u    *store.JobUpdate
+	args []any
+}
+
+// updateRows writes rows that change the columns in mask, in one statement.
+func (t *txn) updateRows(ctx context.Context, mask uint64, rows []rowUpdate) error {
+	var query string
+	var args []any
+	if len(rows) == 1 {
+		query = updateQuery(mask)
+		args = append(rows[0].args, rows[0].u.Job.ID, rows[0].u.PrevRev)
+	} else {
+		query = updateManyQuery(mask, len(rows))
+		for _, r := range rows {
+			args = append(append(args, r.u.Job.ID, r.u.PrevRev), r.args...)
+		}
+	}
+	st, err := t.prep(ctx, query)
+	if err != nil {
+		return err
+	}
+	res, err := st.ExecContext(t.stmtCtx(ctx), args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: update job %s: %w", rows[0].u.Job.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(rows)) {
+		return t.conflict(ctx, rows)
+	}
+	return nil
+}
+
+// conflict names a job of rows whose row was not at its expected rev (the
+// others now hold their new rev); the caller rolls the transaction back.
+func (t *txn) conflict(ctx context.Context, rows []rowUpdate) error {
+	bad := rows[0].u
+	for _, r := range rows {
+		var rev int64
+		err := t.q.QueryRowContext(ctx, `SELECT rev FROM jobs WHERE id = ?`, r.u.Job.ID).Scan(&rev)
+		if err != nil || rev != r.u.Job.Rev {
+			bad = r.u
+			break
+		}
+	}
+	return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: bad.Job.ID,
+		Msg: fmt.Sprintf("the row is no longer at rev %d; read it again", bad.PrevRev)}
+}
+
 func (t *txn) JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error) {
+	if len(ids) == 1 {
+		// The common case (one job's transition) skips json_each.
+		return t.jobs(ctx, qJobGetOne, ids[0])
+	}
 	jobs, err := t.jobs(ctx, qJobGet, jsonList(ids))
 	if err != nil || len(jobs) < 2 {
 		return jobs, err
 	}
-	pos := make(map[string]int, len(ids))
-	for i, id := range ids {
-		if _, ok := pos[id]; !ok {
-			pos[id] = i
-		}
-	}
-	ordered := make([]lifecycle.Job, 0, len(jobs))
 	byID := make(map[string]lifecycle.Job, len(jobs))
 	for _, j := range jobs {
 		byID[j.ID] = j
 	}
+	ordered := make([]lifecycle.Job, 0, len(jobs))
 	for _, id := range ids {
 		if j, ok := byID[id]; ok {
 			ordered = append(ordered, j)
@@ -169,40 +247,35 @@ func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.J
 	return t.jobs(ctx, qJobList, jsonList(states), p.Queue, p.Kind, p.AfterID, p.Limit)
 }
 
-// jobs runs a query whose only column is a job's doc.
+// jobs runs a query whose columns are jobColumns.
 func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
-	return collect(ctx, t, query, func(rows *sql.Rows) (lifecycle.Job, error) {
-		var doc []byte
-		var j lifecycle.Job
-		if err := rows.Scan(&doc); err != nil {
-			return j, err
-		}
-		if err := json.Unmarshal(doc, &j); err != nil {
-			return j, fmt.Errorf("sqlite: a job row holds unreadable JSON: %w", err)
-		}
-		return j, nil
-	}, args...)
+	jobs, err := collect(ctx, t, query, newJobScanner().scan, args...)
+	t.remember(jobs)
+	return jobs, err
 }
 
 func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {
-	st, err := t.stmt(ctx, qEventInsert)
-	if err != nil {
-		return err
-	}
-	for _, e := range events {
-		doc, err := marshal(e)
+	const cols = 17 // eventColumns
+	for len(events) > 0 {
+		chunk := events[:min(len(events), insertChunk)]
+		events = events[len(chunk):]
+		args := make([]any, 0, cols*len(chunk))
+		for i := range chunk {
+			args = append(args, eventArgs(&chunk[i])...)
+		}
+		st, err := t.prep(ctx, insertQuery(qEventInsertHead, cols, len(chunk)))
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, e.JobID, e.Rev, string(e.Type), string(e.Op), e.RequestID, micros(e.At), doc); err != nil {
-			return fmt.Errorf("sqlite: insert event %s rev %d: %w", e.JobID, e.Rev, err)
+		if _, err := st.ExecContext(t.stmtCtx(ctx), args...); err != nil {
+			return fmt.Errorf("sqlite: insert events of job %s rev %d (and %d more): %w", chunk[0].JobID, chunk[0].Rev, len(chunk)-1, err)
 		}
 	}
 	return nil
 }
 
 func (t *txn) EventByRequest(ctx context.Context, jobID, requestID string) (lifecycle.Event, bool, error) {
-	evs, err := t.events(ctx, qEventByRequest, jobID, requestID)
+	evs, err := collect(ctx, t, qEventByRequest, newEventScanner().scan, requestID, jobID)
 	if err != nil || len(evs) == 0 {
 		return lifecycle.Event{}, false, err
 	}
@@ -210,34 +283,27 @@ func (t *txn) EventByRequest(ctx context.Context, jobID, requestID string) (life
 }
 
 func (t *txn) EventList(ctx context.Context, jobIDs []string) ([]lifecycle.Event, error) {
-	return t.events(ctx, qEventList, jsonList(jobIDs))
+	return collect(ctx, t, qEventList, newEventScanner().scan, jsonList(jobIDs))
 }
 
-// events runs a query whose columns are an event's id and doc.
-func (t *txn) events(ctx context.Context, query string, args ...any) ([]lifecycle.Event, error) {
-	return collect(ctx, t, query, func(rows *sql.Rows) (lifecycle.Event, error) {
-		var id int64
-		var doc []byte
-		var e lifecycle.Event
-		if err := rows.Scan(&id, &doc); err != nil {
-			return e, err
-		}
-		if err := json.Unmarshal(doc, &e); err != nil {
-			return e, fmt.Errorf("sqlite: an event row holds unreadable JSON: %w", err)
-		}
-		e.ID = id
-		return e, nil
-	}, args...)
+func (t *txn) EventJobsByRequest(ctx context.Context, requestID string, typ lifecycle.EventType) ([]string, error) {
+	if requestID == "" {
+		return nil, nil
+	}
+	return collect(ctx, t, qEventJobsByRequest, func(rows *sql.Rows) (string, error) {
+		var id string
+		return id, rows.Scan(&id)
+	}, requestID, string(typ))
 }
 
-// collect runs query as a statement from the driver's cache and reads each
-// row with scan, as pgx.CollectRows does for the PostgreSQL driver.
+// collect runs query as a prepared statement and reads each row with scan,
+// as pgx.CollectRows does for the PostgreSQL driver.
 func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
-	st, err := t.stmt(ctx, query)
+	st, err := t.prep(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(t.stmtCtx(ctx), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,28 +319,9 @@ func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Ro
 	return out, rows.Err()
 }
 
-func (t *txn) EventJobsByRequest(ctx context.Context, requestID string, typ lifecycle.EventType) ([]string, error) {
-	if requestID == "" {
-		return nil, nil
-	}
-	return collect(ctx, t, qEventJobsByRequest, func(rows *sql.Rows) (string, error) {
-		var id string
-		return id, rows.Scan(&id)
-	}, requestID, string(typ))
-}
-
 // Notify does nothing: SQLite serves one process, whose store wakes its own
 // claimers after commit.
 func (t *txn) Notify(context.Context, store.Notice) error { return nil }
-
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-func microsPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMicro()
-}
 
 func jsonList(ss []string) string {
 	if len(ss) == 0 {
@@ -282,16 +329,4 @@ func jsonList(ss []string) string {
 	}
 	b, _ := json.Marshal(ss)
 	return string(b)
-}
-
-// marshal encodes a record for a doc column without escaping HTML
-// characters, so JSON values are stored as the lifecycle accepted them.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
