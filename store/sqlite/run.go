@@ -29,8 +29,8 @@ const (
 	qRunEventInsert = `INSERT INTO run_events (` + runEventColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qRunEventList   = `SELECT id, ` + runEventColumns + ` FROM run_events WHERE run_id = ? ORDER BY rev`
 	qRunJobInsert   = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES (?, ?, ?, ?, ?, ?)`
-	qRunJobList     = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.doc ->> '$.depends_on'
-    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = ? ORDER BY coalesce(j.doc ->> '$.step_index', 0), r.name`
+	qRunJobList     = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
+    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = ? ORDER BY j.step_index, r.name`
 	webhookColumns = `id, url, secret, event_types, queues, kinds, runs, created_at`
 	qWebhookInsert = `INSERT INTO webhooks (` + webhookColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	qWebhookList   = `SELECT ` + webhookColumns + ` FROM webhooks ORDER BY created_at, id`
@@ -51,11 +51,11 @@ var _ store.RunTx = (*txn)(nil)
 
 // exec and query run a statement of this file in the transaction.
 func (t *txn) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.q.ExecContext(t.stmtCtx(ctx), q, args...)
 }
 
 func (t *txn) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.q.QueryContext(t.stmtCtx(ctx), q, args...)
 }
 
 // rowsOf reads every row of a query with scan: rowsOf(scan)(t.query(...)).
@@ -108,19 +108,10 @@ func scanRun(rows *sql.Rows) (lifecycle.Run, error) {
 		&r.ReasonCode, &r.Reason, &created, &started, &finished, &reported, &updated)
 	r.State, r.OnFailure, r.Timeout = lifecycle.RunState(state), lifecycle.FailurePolicy(onFailure), lifecycle.Duration(timeout)
 	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
-	r.TimeoutAt, r.StartedAt, r.FinishedAt, r.ReportedAt = nullMicros(timeoutAt), nullMicros(started), nullMicros(finished), nullMicros(reported)
+	r.TimeoutAt, r.StartedAt, r.FinishedAt, r.ReportedAt = timePtr(timeoutAt), timePtr(started), timePtr(finished), timePtr(reported)
 	return r, err
 }
 
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
-
-func nullMicros(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := fromMicros(v.Int64)
-	return &t
-}
 
 func (t *txn) RunGet(ctx context.Context, id string) (lifecycle.Run, bool, error) {
 	rs, err := rowsOf(scanRun)(t.query(ctx, qRunGet, id))
@@ -257,7 +248,7 @@ func scanOutbox(rows *sql.Rows) (store.OutboxMessage, error) {
 	err := rows.Scan(&m.ID, &m.WebhookID, &m.Aggregate, &m.AggregateID, &m.EventType, &payload, &state, &m.Attempts,
 		&next, &m.LastError, &created, &delivered)
 	m.Payload, m.State = json.RawMessage(payload), store.OutboxState(state)
-	m.NextAttemptAt, m.CreatedAt, m.DeliveredAt = fromMicros(next), fromMicros(created), nullMicros(delivered)
+	m.NextAttemptAt, m.CreatedAt, m.DeliveredAt = fromMicros(next), fromMicros(created), timePtr(delivered)
 	return m, err
 }
 
