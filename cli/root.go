@@ -91,6 +91,9 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.runsCmd(),
+		a.webhooksCmd(),
+		a.outboxCmd(),
 	)
 	return root
 }
