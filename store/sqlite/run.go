@@ -112,7 +112,6 @@ func scanRun(rows *sql.Rows) (lifecycle.Run, error) {
 	return r, err
 }
 
-
 func (t *txn) RunGet(ctx context.Context, id string) (lifecycle.Run, bool, error) {
 	rs, err := rowsOf(scanRun)(t.query(ctx, qRunGet, id))
 	if err != nil || len(rs) == 0 {
