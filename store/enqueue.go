@@ -158,18 +158,29 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = out[:0]
-		t, err := now(ctx, tx, p.Now)
-		if err != nil {
-			return err
-		}
 		if p.RequestID != "" {
+			t, err := now(ctx, tx, p.Now)
+			if err != nil {
+				return err
+			}
 			again, ok, err := e.claimAgain(ctx, tx, b, p, t)
 			if err != nil || ok {
 				out = again
 				return err
 			}
 		}
-		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: t})
+		// Lock first, then read the time (as in one): on PostgreSQL the
+		// clock then rides in the claim's own round trip. Claimable jobs
+		// are queued ones, whatever the time, so the query needs none.
+		var at time.Time
+		if p.Now != nil {
+			at = *p.Now
+		}
+		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: at})
+		if err != nil {
+			return err
+		}
+		t, err := now(ctx, tx, p.Now)
 		if err != nil {
 			return err
 		}

@@ -8,9 +8,17 @@
 // the SQL files embedded in this package, so several installations can
 // share a database.
 //
+// Every field of a job has a typed column of its own (see
+// migrations/0003_layout.sql); a transition writes only the columns a
+// transition may change, and the event log (job_events) is lean typed rows,
+// partitioned by time (see partitions.go for how partitions are made ahead
+// and dropped whole by retention). A terminal job's provenance is its row.
+//
 // Claims lock rows with FOR UPDATE SKIP LOCKED, so any number of claimers
-// take disjoint jobs; batched writes are one statement each. Time comes from
-// the database's now(), the one clock every node shares.
+// take disjoint jobs; batched writes are one statement each, and a
+// transaction sends them in as few round trips as it can: BEGIN, the first
+// read and the clock in one, the writes and COMMIT in another (see tx).
+// Time comes from the database's clock, the one every node shares.
 //
 // Transient failures never reach the caller: serialization failures,
 // deadlocks, a lost race on a unique index between two enqueues of the same

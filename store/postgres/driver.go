@@ -33,8 +33,30 @@ var (
 
 // Open connects to the database at url (a PostgreSQL URL or key=value
 // connection string), creates the schema if it is missing and applies the
-// migrations it lacks.
+// migrations it lacks (with opts.NoMigrate it only checks that the schema is
+// there and up to date), and creates the event partitions due soon.
 func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
+	d, err := connect(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if d.opts.NoMigrate {
+		err = d.checkSchema(ctx)
+	} else {
+		err = d.Migrate(ctx)
+	}
+	if err == nil {
+		err = d.EnsurePartitions(ctx, time.Time{})
+	}
+	if err != nil {
+		d.pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// connect opens the driver's pool without looking at the schema.
+func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -45,6 +67,9 @@ func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.tracer
 	}
 	params := cfg.ConnConfig.RuntimeParams
 	// Every statement resolves its tables in the schema; pg_catalog is
@@ -58,12 +83,7 @@ func Open(ctx context.Context, url string, opts Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	d := &Driver{pool: pool, opts: opts, log: opts.Logger}
-	if err := d.Migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return d, nil
+	return &Driver{pool: pool, opts: opts, log: opts.Logger}, nil
 }
 
 // OpenStore opens a Driver and builds a Store on it.
@@ -145,23 +165,28 @@ func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 // committed, a retryable error if it rolled back, a *commitError if no
 // answer comes.
 func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) error {
-	ptx, err := d.pool.BeginTx(ctx, opts)
+	pc, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	t := newTx(ptx, d.opts, write)
+	// The pool closes a connection released inside a transaction.
+	defer pc.Release()
+	t := newTx(pc.Conn(), beginSQL(opts), d.opts, write)
 	if err := fn(t); err != nil {
-		_ = ptx.Rollback(ctx) // a failed rollback closes the connection, which rolls back too
+		t.rollback(ctx)
 		return err
 	}
-	if err := t.learnXactID(ctx); err != nil {
-		_ = ptx.Rollback(ctx)
-		return err
-	}
-	err = ptx.Commit(ctx)
+	err = t.commit(ctx)
+	var cs *commitStageError
 	switch {
 	case err == nil:
 		return nil
+	case !errors.As(err, &cs) && !isConnLoss(err):
+		// A statement before COMMIT failed (the server refused it, or a
+		// compare-and-swap missed), so the server skipped the COMMIT:
+		// nothing was applied.
+		t.rollback(ctx)
+		return err
 	case rolledBack(err):
 		return &abortedError{err}
 	case t.xid == 0:
@@ -175,6 +200,18 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 		return &abortedError{err}
 	}
 	return &commitError{err}
+}
+
+// beginSQL is the BEGIN statement of a transaction with opts.
+func beginSQL(opts pgx.TxOptions) string {
+	s := "begin"
+	if opts.IsoLevel != "" {
+		s += " isolation level " + string(opts.IsoLevel)
+	}
+	if opts.AccessMode != "" {
+		s += " " + string(opts.AccessMode)
+	}
+	return s
 }
 
 // xactStatus asks PostgreSQL whether the transaction xid committed, trying

@@ -84,7 +84,12 @@ func (d *txDriver) savepoint(ctx context.Context, write bool, fn func(store.Tx) 
 		_ = sp.Rollback(ctx)
 		return fmt.Errorf("postgres: set search_path: %w", err)
 	}
-	if err := fn(newTx(sp, d.opts, write)); err != nil {
+	t := newTx(sp.Conn(), "", d.opts, write)
+	err = fn(t)
+	if err == nil {
+		err = t.send(ctx) // the writes still pending
+	}
+	if err != nil {
 		_ = sp.Rollback(ctx)
 		return err
 	}

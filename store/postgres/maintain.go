@@ -19,8 +19,7 @@ var (
 // LeaderAttemptElect takes or renews the seat name for id; see store.LeaderTx.
 func (t *tx) LeaderAttemptElect(ctx context.Context, name, id string, now, expiresAt time.Time) (int64, bool, error) {
 	var term int64
-	t.wrote = true
-	err := t.pg.QueryRow(ctx, qLeaderElect, name, id, now, expiresAt).Scan(&term)
+	err := t.queryRow(ctx, qLeaderElect, []any{name, id, now, expiresAt}, &term)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -32,30 +31,35 @@ func (t *tx) LeaderAttemptElect(ctx context.Context, name, id string, now, expir
 
 // LeaderResign frees the seat name if id holds it.
 func (t *tx) LeaderResign(ctx context.Context, name, id string) error {
-	t.wrote = true
-	if _, err := t.pg.Exec(ctx, qLeaderResign, name, id); err != nil {
+	if _, err := t.exec(ctx, qLeaderResign, name, id); err != nil {
 		return fmt.Errorf("postgres: resign leader of %s: %w", name, err)
 	}
 	return nil
 }
 
-// JobDeleteFinished deletes up to limit jobs finished before before, with
-// their events and provenance, in one statement.
+// JobDeleteFinished deletes up to limit jobs finished before before and
+// counts their events, which leave the API with them (events are read
+// joined to their job) and leave the disk with their partition: see
+// dropEventPartitions, which it calls last. The count of events is of those
+// that became unreachable.
 func (t *tx) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int, int, error) {
-	var jobs, events, provs int64
-	t.wrote = true
-	if err := t.pg.QueryRow(ctx, qJobDeleteFinished, before, limit).Scan(&jobs, &events, &provs); err != nil {
+	var jobs, events int64
+	if err := t.queryRow(ctx, qJobDeleteFinished, []any{before, limit}, &jobs, &events); err != nil {
 		return 0, 0, fmt.Errorf("postgres: delete finished jobs: %w", err)
+	}
+	if err := t.ensurePartitions(ctx, time.Time{}, t.partition); err != nil {
+		return 0, 0, err
+	}
+	if err := t.dropEventPartitions(ctx, before); err != nil {
+		return 0, 0, err
 	}
 	return int(jobs), int(events), nil
 }
 
-// EventPruneHeartbeats deletes up to limit heartbeat events older than before.
+// EventPruneHeartbeats deletes nothing on PostgreSQL: history leaves only
+// by whole partitions (see dropEventPartitions), never by row DELETEs, which
+// would leave dead rows for vacuum in the busiest table. It makes sure the
+// coming partitions exist, since the retention pass calls it.
 func (t *tx) EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error) {
-	t.wrote = true
-	tag, err := t.pg.Exec(ctx, qEventPruneHeartbeats, before, limit)
-	if err != nil {
-		return 0, fmt.Errorf("postgres: prune heartbeat events: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return 0, t.ensurePartitions(ctx, time.Time{}, t.partition)
 }

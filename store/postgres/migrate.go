@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/stint-dev/stint/store"
 )
 
 // migrationFiles are the versioned schema changes, named
@@ -62,6 +64,12 @@ func migrations() ([]migration, error) {
 // makes concurrent callers (several stint processes starting at once) wait
 // for each other; the later ones find nothing left to do.
 func (d *Driver) Migrate(ctx context.Context) error {
+	return d.migrateTo(ctx, 0)
+}
+
+// migrateTo applies the migrations up to version upTo, or all of them when
+// upTo is 0. Tests stop early to build a database of an older release.
+func (d *Driver) migrateTo(ctx context.Context, upTo int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
@@ -76,23 +84,17 @@ func (d *Driver) Migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, qMigrationsTable); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, qMigrationsApplied)
+		applied, err := appliedVersions(ctx, tx)
 		if err != nil {
 			return err
 		}
-		versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-		if err != nil {
-			return err
-		}
-		applied := map[int]bool{}
-		for _, v := range versions {
-			applied[int(v)] = true
-			if latest := ms[len(ms)-1].version; int(v) > latest {
+		for v := range applied {
+			if latest := ms[len(ms)-1].version; v > latest {
 				d.log.WarnContext(ctx, "postgres: the schema is newer than this binary; upgrade stint", "schema", d.opts.Schema, "version", v, "known", latest)
 			}
 		}
 		for _, m := range ms {
-			if applied[m.version] {
+			if applied[m.version] || (upTo > 0 && m.version > upTo) {
 				continue
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
@@ -107,6 +109,57 @@ func (d *Driver) Migrate(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: migrate schema %s: %w", d.opts.Schema, err)
+	}
+	return nil
+}
+
+// appliedVersions reads the versions recorded in schema_migrations.
+func appliedVersions(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (map[int]bool, error) {
+	rows, err := q.Query(ctx, qMigrationsApplied)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, err
+	}
+	applied := make(map[int]bool, len(versions))
+	for _, v := range versions {
+		applied[int(v)] = true
+	}
+	return applied, nil
+}
+
+// checkSchema is Open's check under NoMigrate: it reads, and creates
+// nothing. A schema without stint's tables is missing; one lacking a
+// migration this binary has is outdated.
+func (d *Driver) checkSchema(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	var exists bool
+	if err := d.pool.QueryRow(ctx, qMigrationsTableExists, d.opts.Schema).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: look for schema %s: %w", d.opts.Schema, err)
+	}
+	if !exists {
+		return fmt.Errorf("postgres: schema %s: %w: run `stint migrate` to create it", d.opts.Schema, store.ErrSchemaMissing)
+	}
+	applied, err := appliedVersions(ctx, d.pool)
+	if err != nil {
+		return fmt.Errorf("postgres: read schema %s's migrations: %w", d.opts.Schema, err)
+	}
+	var missing []string
+	for _, m := range ms {
+		if !applied[m.version] {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("postgres: schema %s lacks migrations %s: %w: run `stint migrate` to bring it up to date",
+			d.opts.Schema, strings.Join(missing, ", "), store.ErrSchemaOutdated)
 	}
 	return nil
 }

@@ -52,9 +52,11 @@ func (t *tx) Notify(ctx context.Context, n store.Notice) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	if _, err := t.pg.Exec(ctx, qNotify, t.channel, fresh); err != nil {
+	// Like the writes, it goes out with COMMIT; PostgreSQL delivers it
+	// only if the transaction commits.
+	t.pending.Queue(qNotify, t.channel, fresh).Fn = wrapErr(func(err error) error {
 		return fmt.Errorf("postgres: notify %v: %w", fresh, err)
-	}
+	})
 	return nil
 }
 

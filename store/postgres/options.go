@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+
+	"github.com/jackc/pgx/v5"
+	"time"
 )
 
 // DefaultSchema is the schema stint uses when Options.Schema is empty.
@@ -40,7 +43,26 @@ type Options struct {
 	// (wrapped, naming `stint migrate`) and creates nothing. Commands that
 	// only read or act on jobs set it. Defaults to false.
 	NoMigrate bool
+	// EventPartition is the time range of one partition of the event
+	// history (job_events); retention drops history a partition at a time,
+	// so history past retention lingers up to one partition's width. From
+	// one hour to 30 days. Defaults to 24 hours (DefaultEventPartition).
+	EventPartition time.Duration
+
+	// tracer, set by tests, sees every statement and batch sent.
+	tracer tracer
 }
+
+// tracer is what tests hook into a driver's connections to count round trips.
+type tracer interface {
+	pgx.QueryTracer
+	pgx.BatchTracer
+}
+
+// DefaultEventPartition is the default width of an event partition: one
+// day keeps a year of history in 365 partitions, few enough for the
+// planner, and lets retention of a few days work in whole days.
+const DefaultEventPartition = 24 * time.Hour
 
 // WithDefaults returns o with every unset field given its default.
 func (o Options) WithDefaults() Options {
@@ -49,6 +71,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.EventPartition == 0 {
+		o.EventPartition = DefaultEventPartition
 	}
 	return o
 }
@@ -59,6 +84,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("postgres: schema name %q is %d characters long: use at most %d", o.Schema, len(o.Schema), maxSchemaLen)
 	case !schemaName.MatchString(o.Schema):
 		return fmt.Errorf("postgres: schema name %q: use lower-case letters, digits and underscores, not starting with a digit", o.Schema)
+	case o.EventPartition < time.Hour || o.EventPartition > 30*24*time.Hour:
+		return fmt.Errorf("postgres: EventPartition is %v: use from 1h to 720h (30 days), or 0 for the default of 24h", o.EventPartition)
 	case o.MaxConns < 0:
 		return fmt.Errorf("postgres: MaxConns is %d: use a positive number, or 0 for the default", o.MaxConns)
 	}

@@ -16,59 +16,44 @@ const (
 	// engine asks after locking the rows it changes), the same for every node.
 	qNow = `SELECT statement_timestamp()`
 
-	// qXactID is the transaction's id, or 0 when it has written nothing.
-	qXactID = `SELECT coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`
+	// qClock is the clock and the transaction's id (0 while it has none:
+	// it has neither written nor locked a row). It follows the first
+	// statement of a transaction in the same batch; see tx.send.
+	qClock = `SELECT statement_timestamp(), coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`
+	// qXactIDAssign is the transaction's id, assigning one if it has none.
+	qXactIDAssign = `SELECT pg_current_xact_id()::text::bigint`
 	// qXactStatus tells whether a transaction committed: committed,
 	// aborted, in progress, or NULL when too old to know.
 	qXactStatus = `SELECT pg_xact_status($1::bigint::text::xid8)`
 
-	// The columns after doc are copies of fields of doc, kept for indexes.
-	qJobInsert = `
-INSERT INTO jobs (id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
-                  lease_expires_at, timeout_at, cancel_deadline, deadline, finished_at, dedupe_key, doc)
-SELECT id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
-       lease_expires_at, timeout_at, cancel_deadline, deadline, finished_at, dedupe_key, doc::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::bigint[],
-            $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[],
-            $14::timestamptz[], $15::timestamptz[], $16::text[], $17::text[])
-     AS u(id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
-          lease_expires_at, timeout_at, cancel_deadline, deadline, finished_at, dedupe_key, doc)`
-
 	// qJobUpdate is a compare-and-swap of many rows: a row changes only
-	// while its rev is still the one the transaction read (prev_rev).
-	qJobUpdate = `
-UPDATE jobs SET tenant = u.tenant, kind = u.kind, queue = u.queue, state = u.state, priority = u.priority,
-       attempt = u.attempt, rev = u.rev, run_at = u.run_at, created_at = u.created_at,
-       lease_expires_at = u.lease_expires_at, timeout_at = u.timeout_at, cancel_deadline = u.cancel_deadline,
-       deadline = u.deadline, finished_at = u.finished_at, dedupe_key = u.dedupe_key, doc = u.doc::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::bigint[],
-            $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[],
-            $14::timestamptz[], $15::timestamptz[], $16::text[], $17::text[], $18::bigint[])
-     AS u(id, tenant, kind, queue, state, priority, attempt, rev, run_at, created_at,
-          lease_expires_at, timeout_at, cancel_deadline, deadline, finished_at, dedupe_key, doc, prev_rev)
-WHERE jobs.id = u.id AND jobs.rev = u.prev_rev
-RETURNING jobs.id`
+	// while its rev is still the one the transaction read (prev_rev). It sets
+	// the mutable columns only. stint_check_rows raises inside the statement
+	// when fewer rows matched than were sent, so the transaction cannot
+	// commit after a miss even when COMMIT is pipelined behind it.
+	//
+	// qJobInsert and qJobUpdate are built in columns_sql.go.
 
 	// Rows are locked in id order so that two transactions locking
 	// overlapping sets wait for each other instead of deadlocking.
-	qJobGetForUpdate = `SELECT doc FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`
-	qJobGet          = `SELECT doc FROM jobs WHERE id = ANY($1::text[])`
+	qJobGetForUpdate = `SELECT ` + jobSelect + ` FROM jobs j WHERE j.id = ANY($1::text[]) ORDER BY j.id FOR UPDATE`
+	qJobGet          = `SELECT ` + jobSelect + ` FROM jobs j WHERE j.id = ANY($1::text[])`
 
 	qJobLiveByDedupe = `
-SELECT doc FROM jobs
-WHERE tenant = $1 AND dedupe_key = $2 AND dedupe_key <> '' AND state NOT IN ` + terminalStates + `
+SELECT ` + jobSelect + ` FROM jobs j
+WHERE j.tenant = $1 AND j.dedupe_key = $2 AND j.dedupe_key <> '' AND j.state NOT IN ` + terminalStates + `
 LIMIT 1`
 
 	// qJobClaimable walks the claim index of each queue in claim order and
 	// merges the heads: "queue = ANY($1)" would sort every queued job of
-	// the queues instead. With several queues it may lock up to $4 jobs per
-	// queue for the transaction while returning $4 in all; other claimers
+	// the queues instead. With several queues it may lock up to $3 jobs per
+	// queue for the transaction while returning $3 in all; other claimers
 	// skip those few until it ends.
 	qJobClaimable = `
-SELECT j.doc
+SELECT ` + jobSelect + `
 FROM (SELECT DISTINCT unnest($1::text[]) AS queue) AS q
 CROSS JOIN LATERAL (
-    SELECT doc, priority, created_at, id FROM jobs
+    SELECT * FROM jobs
     WHERE state = 'queued' AND jobs.queue = q.queue
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
     ORDER BY priority DESC, created_at, id
@@ -78,38 +63,55 @@ CROSS JOIN LATERAL (
 ORDER BY j.priority DESC, j.created_at, j.id
 LIMIT $3`
 
-	// qClaimPlan steers the claim to the claim index for the transaction.
-	qClaimPlan = `SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off`
+	// qClaimPlan steers the claim to the claim index for the transaction:
+	// without fresh statistics (right after a bulk enqueue, before
+	// autovacuum's analyze) PostgreSQL plans the claim as a bitmap scan of
+	// every queued job and a sort.
+	qClaimPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`
 
 	qJobList = `
-SELECT doc FROM jobs
-WHERE ($1::text[] IS NULL OR cardinality($1::text[]) = 0 OR state = ANY($1::text[]))
-  AND ($2 = '' OR queue = $2)
-  AND ($3 = '' OR kind = $3)
-  AND id > $4
-ORDER BY id
+SELECT ` + jobSelect + ` FROM jobs j
+WHERE ($1::text[] IS NULL OR cardinality($1::text[]) = 0 OR j.state = ANY($1::text[]))
+  AND ($2 = '' OR j.queue = $2)
+  AND ($3 = '' OR j.kind = $3)
+  AND j.id > $4
+ORDER BY j.id
 LIMIT NULLIF($5::int, 0)`
 
-	// qEventInsert also returns the transaction's id, which every
-	// transaction that changes a job has from here on (see Driver.once).
 	qEventInsert = `
-WITH inserted AS (
-    INSERT INTO job_events (job_id, rev, type, op, request_id, at, doc)
-    SELECT job_id, rev, type, op, request_id, at, doc::json
-    FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-         WITH ORDINALITY AS u(job_id, rev, type, op, request_id, at, doc, ord)
-    ORDER BY ord
-    RETURNING 1
-)
-SELECT pg_current_xact_id()::text::bigint`
+INSERT INTO job_events (job_id, rev, type, op, from_state, to_state, at, actor, actor_id, request_id, attempt,
+                        lease_id, reason, details, run_at, lease_expires_at, spec_digest)
+SELECT job_id, rev, type, op, from_state, to_state, at, actor, actor_id, request_id, attempt,
+       lease_id, reason, details, run_at, lease_expires_at, spec_digest
+FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+            $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[],
+            $15::timestamptz[], $16::timestamptz[], $17::text[])
+     WITH ORDINALITY AS u(job_id, rev, type, op, from_state, to_state, at, actor, actor_id, request_id, attempt,
+                          lease_id, reason, details, run_at, lease_expires_at, spec_digest, ord)
+ORDER BY ord`
 
-	qEventByRequest = `SELECT id, doc FROM job_events WHERE job_id = $1 AND request_id = $2 AND request_id <> '' ORDER BY rev LIMIT 1`
-	qEventList      = `SELECT id, doc FROM job_events WHERE job_id = ANY($1::text[]) ORDER BY job_id, rev`
+	// Events are read with their job's row, which holds run_id,
+	// correlation_id and trace_id.
+	qEventByRequest = `
+SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id AND e.at >= j.created_at
+WHERE e.request_id = $2 AND e.job_id = $1 AND e.request_id <> '' ORDER BY e.rev LIMIT 1`
+	//
+	// qEventList leaves the events of a deleted job out by the join alone,
+	// not by created_at: a created_at changed behind the store's back must
+	// show in Verify as a created_at that disagrees with the events, not as
+	// a job without events.
+	qEventList = `
+SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id
+WHERE e.job_id = ANY($1::text[]) ORDER BY e.job_id, e.rev`
 
 	// qNotify sends one notification per payload in $2.
 	qNotify = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`
 
-	qEventJobsByRequest = `SELECT DISTINCT job_id FROM job_events WHERE request_id = $1 AND request_id <> '' AND type = $2`
+	// Events of deleted jobs wait for their partition's drop: the join
+	// leaves them out (and out of a later job that took a deleted one's id).
+	qEventJobsByRequest = `
+SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id AND e.at >= j.created_at
+WHERE e.request_id = $1 AND e.request_id <> '' AND e.type = $2`
 )
 
 // The maintenance queries, one per store.DueKind. Each matches the
@@ -117,28 +119,28 @@ SELECT pg_current_xact_id()::text::bigint`
 // Their parameters are (now, limit), except qDueStalled's.
 const (
 	qDuePromote = `
-SELECT doc FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= $1
+SELECT ` + jobSelect + ` FROM jobs j WHERE state IN ('scheduled', 'retrying') AND run_at <= $1
 ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	qDueLeaseExpired = `
-SELECT doc FROM jobs WHERE state IN ('claimed', 'running', 'cancel_requested') AND lease_expires_at <= $1
+SELECT ` + jobSelect + ` FROM jobs j WHERE state IN ('claimed', 'running', 'cancel_requested') AND lease_expires_at <= $1
 ORDER BY lease_expires_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	// A stalled job is due at once: the only parameter is the limit.
 	qDueStalled = `
-SELECT doc FROM jobs WHERE state = 'stalled'
+SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'stalled'
 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 
 	qDueCancelDeadline = `
-SELECT doc FROM jobs WHERE state = 'cancel_requested' AND cancel_deadline <= $1
+SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'cancel_requested' AND cancel_deadline <= $1
 ORDER BY cancel_deadline, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	qDueTimeout = `
-SELECT doc FROM jobs WHERE state = 'running' AND timeout_at <= $1
+SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'running' AND timeout_at <= $1
 ORDER BY timeout_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	qDueDeadline = `
-SELECT doc FROM jobs WHERE deadline IS NOT NULL AND deadline <= $1 AND state NOT IN ` + terminalStates + `
+SELECT ` + jobSelect + ` FROM jobs j WHERE deadline IS NOT NULL AND deadline <= $1 AND state NOT IN ` + terminalStates + `
 ORDER BY deadline, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 )
 
@@ -152,10 +154,13 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()
 )`
 	qMigrationsApplied = `SELECT version FROM schema_migrations`
-	qMigrationRecord   = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
-	qAdvisoryXactLock  = `SELECT pg_advisory_xact_lock($1)`
-	qSetSearchPath     = `SELECT set_config('search_path', $1, true)`
-	qGetSearchPath     = `SELECT current_setting('search_path')`
+	// qMigrationsTableExists looks for schema $1's migrations table
+	// without touching the search_path's schema (which may not exist).
+	qMigrationsTableExists = `SELECT to_regclass(quote_ident($1) || '.schema_migrations') IS NOT NULL`
+	qMigrationRecord       = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
+	qAdvisoryXactLock      = `SELECT pg_advisory_xact_lock($1)`
+	qSetSearchPath         = `SELECT set_config('search_path', $1, true)`
+	qGetSearchPath         = `SELECT current_setting('search_path')`
 )
 
 // createSchemaSQL is CREATE SCHEMA for a validated schema name.
@@ -181,22 +186,35 @@ WHERE l.leader_id = excluded.leader_id OR l.expires_at <= $3
 RETURNING term`
 	qLeaderResign = `UPDATE leaders SET expires_at = '-infinity' WHERE name = $1 AND leader_id = $2`
 
-	// qJobDeleteFinished deletes up to $2 jobs finished before $1 with
-	// their events and provenance, and counts the jobs and events.
+	// qJobDeleteFinished deletes up to $2 jobs finished before $1 and
+	// counts them and their events (which stay, unreachable, until their
+	// partition is dropped).
 	qJobDeleteFinished = `
 WITH doomed AS (
     SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < $1
     ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED
-), events AS (
-    DELETE FROM job_events WHERE job_id IN (SELECT id FROM doomed) RETURNING 1
-), provenance AS (
-    DELETE FROM job_provenance WHERE job_id IN (SELECT id FROM doomed) RETURNING 1
 ), gone AS (
-    DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING 1
+    DELETE FROM jobs WHERE id IN (SELECT id FROM doomed) RETURNING id, created_at
 )
-SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM events), (SELECT count(*) FROM provenance)`
+SELECT (SELECT count(*) FROM gone),
+       (SELECT count(*) FROM job_events e JOIN gone g ON e.job_id = g.id AND e.at >= g.created_at)`
 
-	qEventPruneHeartbeats = `
-DELETE FROM job_events WHERE id IN (
-    SELECT id FROM job_events WHERE type = 'heartbeat' AND at < $1 ORDER BY at, id LIMIT $2)`
+	// qEventPartitions lists the partitions of job_events: name, whether
+	// it is the default, and the end of its range.
+	qEventPartitions = `
+SELECT c.relname, b.bound = 'DEFAULT',
+       substring(b.bound FROM 'TO \(''([^'']+)''\)')::timestamptz
+FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid
+CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS bound) AS b
+WHERE i.inhparent = 'job_events'::regclass
+ORDER BY 3 NULLS LAST`
+
+	// qPartitionExists tells whether partition $1 exists, and whether the
+	// default partition holds events of its range [$2, $3).
+	qPartitionExists = `
+SELECT to_regclass(quote_ident($1)) IS NOT NULL,
+       EXISTS (SELECT 1 FROM job_events_default WHERE at >= $2 AND at < $3)`
+
+	qSetLockTimeout = `SELECT set_config('lock_timeout', $1, true)`
 )

@@ -2,59 +2,152 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/store"
 )
 
 // tx is one transaction of the driver: the store's verbs translated to SQL.
+//
+// It talks to the server in as few round trips as it can. BEGIN is not sent
+// on its own: it leads the first statement's batch, and that batch also
+// reads the clock and the transaction id after the statement (so the time
+// is read after any wait for locks). Writes (JobInsert, JobUpdate,
+// EventInsert, Notify) are not sent when called: they wait in pending and
+// go out with the next statement that reads, or with COMMIT. A claim, a
+// batch of completions or a failure is thus two round trips: BEGIN + the
+// locking read + the clock, then the writes + COMMIT.
 type tx struct {
-	pg      pgx.Tx
+	conn *pgx.Conn
+	// begin is the BEGIN statement still to send, "" once sent (or when
+	// the transaction is a savepoint of a caller's, already begun).
+	begin   string
 	channel string
 	notify  bool
 	write   bool
+	// partition is the width of an event partition (Options.EventPartition).
+	partition time.Duration
 
-	now      time.Time // the transaction's start, once read
+	pending  pgx.Batch // writes not yet sent
+	now      time.Time // the transaction's clock, once read
 	notified map[string]bool
-	// wrote tells that a statement changed rows; xid is the transaction's
-	// id once known, for learning the outcome of a broken COMMIT.
-	wrote bool
-	xid   int64
+	// xid is the transaction's id once it has one, for learning the
+	// outcome of a broken COMMIT.
+	xid int64
 }
 
 var _ store.Tx = (*tx)(nil)
 
-func newTx(pg pgx.Tx, opts Options, write bool) *tx {
-	return &tx{pg: pg, channel: opts.channel(), notify: !opts.DisableNotify, write: write}
+func newTx(conn *pgx.Conn, begin string, opts Options, write bool) *tx {
+	return &tx{conn: conn, begin: begin, channel: opts.channel(), notify: !opts.DisableNotify, write: write, partition: opts.EventPartition}
 }
 
-// Now returns the database's clock (statement_timestamp) the first time it is
-// asked in the transaction, the same for every node sharing the database.
+// send sends the pending writes and then stmts in one round trip, led by
+// BEGIN if the transaction has not begun; the batch that begins it also
+// reads the clock and the transaction id, after stmts.
+func (t *tx) send(ctx context.Context, stmts ...*pgx.QueuedQuery) error {
+	var b pgx.Batch
+	first := t.begin != ""
+	if first {
+		b.Queue(t.begin)
+		t.begin = ""
+	}
+	b.QueuedQueries = append(b.QueuedQueries, t.pending.QueuedQueries...)
+	t.pending = pgx.Batch{}
+	b.QueuedQueries = append(b.QueuedQueries, stmts...)
+	if first {
+		b.Queue(qClock).QueryRow(func(r pgx.Row) error {
+			if err := r.Scan(&t.now, &t.xid); err != nil {
+				return fmt.Errorf("postgres: read the clock: %w", err)
+			}
+			t.now = t.now.UTC()
+			return nil
+		})
+	}
+	if len(b.QueuedQueries) == 0 {
+		return nil
+	}
+	return t.conn.SendBatch(ctx, &b).Close()
+}
+
+// rows runs a query now (with the pending writes before it) and collects
+// its rows with scan.
+func rows[T any](ctx context.Context, t *tx, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+	var out []T
+	q := &pgx.QueuedQuery{SQL: sql, Arguments: args}
+	q.Query(func(r pgx.Rows) error {
+		var err error
+		out, err = pgx.CollectRows(r, scan)
+		return err
+	})
+	err := t.send(ctx, q)
+	return out, err
+}
+
+// exec runs a statement now and returns its command tag.
+func (t *tx) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	q := &pgx.QueuedQuery{SQL: sql, Arguments: args}
+	q.Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+	err := t.send(ctx, q)
+	return tag, err
+}
+
+// queryRow runs a query of one row now and scans it into dest.
+func (t *tx) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	q := &pgx.QueuedQuery{SQL: sql, Arguments: args}
+	q.QueryRow(func(r pgx.Row) error { return r.Scan(dest...) })
+	return t.send(ctx, q)
+}
+
+// Now returns the database's clock (statement_timestamp of the first batch
+// the transaction sent), the same for every node sharing the database.
 func (t *tx) Now(ctx context.Context) (time.Time, error) {
 	if t.now.IsZero() {
-		if err := t.pg.QueryRow(ctx, qNow).Scan(&t.now); err != nil {
-			return time.Time{}, fmt.Errorf("postgres: read the clock: %w", err)
+		if t.begin == "" {
+			// A savepoint of a caller's transaction: ask.
+			if err := t.queryRow(ctx, qNow, nil, &t.now); err != nil {
+				return time.Time{}, fmt.Errorf("postgres: read the clock: %w", err)
+			}
+			t.now = t.now.UTC()
+			return t.now, nil
 		}
-		t.now = t.now.UTC()
+		if err := t.send(ctx); err != nil {
+			return time.Time{}, err
+		}
 	}
 	return t.now, nil
 }
 
 func (t *tx) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
-	c, err := jobColumnsOf(jobs, nil)
+	if len(jobs) >= copyMinJobs {
+		return t.copyJobs(ctx, jobs)
+	}
+	args, err := jobInsertArgs(jobs)
 	if err != nil {
 		return err
 	}
-	t.wrote = true
-	if _, err := t.pg.Exec(ctx, qJobInsert, c.args()...); err != nil {
-		return fmt.Errorf("postgres: insert %d jobs: %w", len(jobs), err)
-	}
+	n := len(jobs)
+	t.pending.Queue(qJobInsert, args...).Fn = wrapErr(func(err error) error {
+		return fmt.Errorf("postgres: insert %d jobs: %w", n, err)
+	})
 	return nil
+}
+
+// wrapErr is a batch item that reads a command's result and wraps its error.
+func wrapErr(wrap func(error) error) func(pgx.BatchResults) error {
+	return func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return wrap(err)
+		}
+		return nil
+	}
 }
 
 func (t *tx) JobGet(ctx context.Context, ids []string) ([]lifecycle.Job, error) {
@@ -97,10 +190,8 @@ func (t *tx) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.
 	// autovacuum's analyze) PostgreSQL plans the claim as a bitmap scan of
 	// every queued job and a sort: 78 ms per claim at 100,000 queued, against
 	// 0.2 ms for the ordered walk of the claim index. Rule those plans out for
-	// this transaction only.
-	if _, err := t.pg.Exec(ctx, qClaimPlan); err != nil {
-		return nil, err
-	}
+	// this transaction only; the setting rides in the claim's batch.
+	t.pending.Queue(qClaimPlan).Exec(func(pgconn.CommandTag) error { return nil })
 	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit)
 }
 
@@ -128,37 +219,34 @@ func (t *tx) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, err
 	return t.jobs(ctx, sql, q.Now, q.Limit)
 }
 
+// codeRevisionConflict is the SQLSTATE stint_check_rows raises when a
+// compare-and-swap UPDATE matched fewer rows than it was sent.
+const codeRevisionConflict = "SX001"
+
+// JobUpdate queues the compare-and-swap of the rows; it goes out with the
+// next statement or with COMMIT. A miss makes that statement fail (see
+// stint_check_rows), so the transaction rolls back.
 func (t *tx) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
 	jobs := make([]lifecycle.Job, len(updates))
 	prev := make([]int64, len(updates))
 	for i, u := range updates {
 		jobs[i], prev[i] = u.Job, u.PrevRev
 	}
-	c, err := jobColumnsOf(jobs, prev)
-	if err != nil {
-		return err
-	}
-	t.wrote = true
-	rows, err := t.pg.Query(ctx, qJobUpdate, c.args()...)
-	if err != nil {
-		return fmt.Errorf("postgres: update %d jobs: %w", len(updates), err)
-	}
-	changed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("postgres: update %d jobs: %w", len(updates), err)
-	}
-	if len(changed) == len(updates) {
-		return nil
-	}
-	done := make(map[string]bool, len(changed))
-	for _, id := range changed {
-		done[id] = true
-	}
-	for _, u := range updates {
-		if !done[u.Job.ID] {
-			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: u.Job.ID,
-				Msg: fmt.Sprintf("the job is no longer at rev %d: another writer changed it; read it again and retry", u.PrevRev)}
+	t.pending.Queue(qJobUpdate, jobUpdateArgs(jobs, prev)...).Fn = func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		var pe *pgconn.PgError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &pe) && pe.Code == codeRevisionConflict:
+			id := ""
+			if len(updates) == 1 {
+				id = updates[0].Job.ID
+			}
+			return &lifecycle.Error{Kind: store.ErrRevisionConflict, JobID: id,
+				Msg: fmt.Sprintf("a job is no longer at the rev this transaction read (%s): another writer changed it; read it again and retry", pe.Detail)}
 		}
+		return fmt.Errorf("postgres: update %d jobs: %w", len(updates), err)
 	}
 	return nil
 }
@@ -171,30 +259,13 @@ func (t *tx) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.Jo
 	return t.jobs(ctx, qJobList, states, p.Queue, p.Kind, p.AfterID, p.Limit)
 }
 
+// EventInsert queues the events; they go out with the next statement or
+// with COMMIT.
 func (t *tx) EventInsert(ctx context.Context, events []lifecycle.Event) error {
 	n := len(events)
-	var (
-		jobIDs   = make([]string, n)
-		revs     = make([]int64, n)
-		types    = make([]string, n)
-		ops      = make([]string, n)
-		requests = make([]string, n)
-		ats      = make([]time.Time, n)
-		docs     = make([]string, n)
-	)
-	for i, e := range events {
-		e.ID = 0 // the id column is the event's id
-		doc, err := marshal(e)
-		if err != nil {
-			return fmt.Errorf("postgres: encode event of job %s: %w", e.JobID, err)
-		}
-		jobIDs[i], revs[i], types[i], ops[i] = e.JobID, e.Rev, string(e.Type), string(e.Op)
-		requests[i], ats[i], docs[i] = e.RequestID, e.At, string(doc)
-	}
-	t.wrote = true
-	if err := t.pg.QueryRow(ctx, qEventInsert, jobIDs, revs, types, ops, requests, ats, docs).Scan(&t.xid); err != nil {
+	t.pending.Queue(qEventInsert, eventInsertArgs(events)...).Fn = wrapErr(func(err error) error {
 		return fmt.Errorf("postgres: insert %d events: %w", n, err)
-	}
+	})
 	return nil
 }
 
@@ -217,73 +288,65 @@ func (t *tx) EventJobsByRequest(ctx context.Context, requestID string, typ lifec
 	if requestID == "" {
 		return nil, nil
 	}
-	rows, err := t.pg.Query(ctx, qEventJobsByRequest, requestID, string(typ))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: find jobs by request id: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := rows(ctx, t, qEventJobsByRequest, []any{requestID, string(typ)}, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("postgres: find jobs by request id: %w", err)
 	}
 	return ids, nil
 }
 
-// learnXactID reads the transaction's id before COMMIT when a statement
-// wrote rows and none returned the id on the way.
-func (t *tx) learnXactID(ctx context.Context) error {
-	if !t.wrote || t.xid != 0 {
-		return nil
+// rollback ends a transaction that will not commit. A failed rollback
+// leaves the connection in a transaction, and the pool then closes it,
+// which rolls back too.
+func (t *tx) rollback(ctx context.Context) {
+	if t.begin == "" {
+		_, _ = t.conn.Exec(context.WithoutCancel(ctx), "rollback")
 	}
-	if err := t.pg.QueryRow(ctx, qXactID).Scan(&t.xid); err != nil {
-		return fmt.Errorf("postgres: read the transaction id: %w", err)
-	}
-	return nil
 }
 
-// jobs runs a query whose only column is a job's doc.
-func (t *tx) jobs(ctx context.Context, sql string, args ...any) ([]lifecycle.Job, error) {
-	rows, err := t.pg.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read jobs: %w", err)
+// commitStageError is an error of the COMMIT itself, as opposed to one of
+// the writes sent before it in the same batch.
+type commitStageError struct{ err error }
+
+func (e *commitStageError) Error() string { return e.err.Error() }
+func (e *commitStageError) Unwrap() error { return e.err }
+
+// commit sends the pending writes and COMMIT in one round trip. The
+// transaction's id is known by then whenever it wrote, so that a COMMIT
+// whose reply is lost can be looked up (see Driver.once): when no earlier
+// batch gave it one (nothing was locked), one more round trip sends the
+// writes and reads it first.
+func (t *tx) commit(ctx context.Context) error {
+	if t.begin != "" && len(t.pending.QueuedQueries) == 0 {
+		return nil // nothing was ever sent
 	}
-	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lifecycle.Job, error) {
-		var doc []byte
-		var j lifecycle.Job
-		if err := r.Scan(&doc); err != nil {
-			return j, err
+	if t.write && t.xid == 0 && len(t.pending.QueuedQueries) > 0 {
+		if err := t.queryRow(ctx, qXactIDAssign, nil, &t.xid); err != nil {
+			return err
 		}
-		if err := json.Unmarshal(doc, &j); err != nil {
-			return j, fmt.Errorf("decode job: %w", err)
+	}
+	c := &pgx.QueuedQuery{SQL: "commit"}
+	c.Fn = func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return &commitStageError{err}
 		}
-		return j, nil
-	})
+		return nil
+	}
+	return t.send(ctx, c)
+}
+
+// jobs runs a query of jobSelect rows.
+func (t *tx) jobs(ctx context.Context, sql string, args ...any) ([]lifecycle.Job, error) {
+	jobs, err := rows(ctx, t, sql, args, scanJob)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read jobs: %w", err)
 	}
 	return jobs, nil
 }
 
-// events runs a query whose columns are an event's id and doc.
+// events runs a query of eventSelect rows.
 func (t *tx) events(ctx context.Context, sql string, args ...any) ([]lifecycle.Event, error) {
-	rows, err := t.pg.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read events: %w", err)
-	}
-	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lifecycle.Event, error) {
-		var (
-			id  int64
-			doc []byte
-			e   lifecycle.Event
-		)
-		if err := r.Scan(&id, &doc); err != nil {
-			return e, err
-		}
-		if err := json.Unmarshal(doc, &e); err != nil {
-			return e, fmt.Errorf("decode event %d: %w", id, err)
-		}
-		e.ID = id
-		return e, nil
-	})
+	evs, err := rows(ctx, t, sql, args, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read events: %w", err)
 	}
