@@ -32,9 +32,8 @@ const (
 	qRunJobInsert   = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES ($1, $2, $3, $4, $5, $6)`
 	// Read without locks: the run's row lock serializes the transactions
 	// that settle the run (runsettle.go in package store).
-	qRunJobList = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state,
-        ARRAY(SELECT json_array_elements_text(j.doc->'depends_on'))
-    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = $1 ORDER BY coalesce((j.doc->>'step_index')::int, 0), r.name`
+	qRunJobList = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
+    FROM run_jobs r JOIN jobs j ON j.id = r.job_id WHERE r.run_id = $1 ORDER BY j.step_index, r.name`
 	webhookColumns = `id, url, secret, event_types, queues, kinds, runs, created_at`
 	qWebhookInsert = `INSERT INTO webhooks (` + webhookColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 	qWebhookList   = `SELECT ` + webhookColumns + ` FROM webhooks ORDER BY created_at, id`
@@ -56,18 +55,14 @@ const (
 
 var _ store.RunTx = (*tx)(nil)
 
-// runRows, runExec and runQueryRow run the statements of this file.
+// runRows and runExec run the statements of this file at once (after the
+// transaction's pending writes).
 func runRows[T any](ctx context.Context, t *tx, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
-	rows, err := t.pg.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, scan)
+	return rows(ctx, t, sql, args, scan)
 }
 
 func (t *tx) runExec(ctx context.Context, sql string, args ...any) (int64, error) {
-	t.wrote = true
-	tag, err := t.pg.Exec(ctx, sql, args...)
+	tag, err := t.exec(ctx, sql, args...)
 	return tag.RowsAffected(), err
 }
 
