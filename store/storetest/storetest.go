@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"StateMachine", testStateMachine},
 		{"Runs", testRuns},
 		{"Outbox", testOutbox},
+		{"RunWalk", testRunWalk},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
