@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -112,7 +113,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func fast(workers int) *outbox.Config {
 	return &outbox.Config{Workers: workers, Limit: 8, Timeout: 2 * time.Second, Lease: 10 * time.Second, MaxAttempts: 5,
-		Backoff: lifecycle.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}, Interval: 2 * time.Millisecond}
+		Backoff: lifecycle.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}, Interval: 2 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)}
 }
 
 func start(t *testing.T, s store.Store, cfg *outbox.Config) *outbox.Deliverer {
