@@ -17,12 +17,33 @@ type RetainTx interface {
 	EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// HistoryPartitioner is implemented by drivers whose history lives in
+// time-partitioned tables (PostgreSQL): their retention drops whole
+// partitions and never deletes events row by row, so old heartbeat events
+// stay until their partition goes.
+type HistoryPartitioner interface {
+	PartitionedHistory() bool
+}
+
+// PrunesHeartbeats reports whether s deletes the old heartbeat events of live
+// jobs on retention (RetainParams.HeartbeatsBefore). A store with partitioned
+// history keeps them until their whole partition is dropped.
+func PrunesHeartbeats(s Store) bool {
+	e, ok := s.(*engine)
+	if !ok {
+		return true
+	}
+	hp, ok := e.d.(HistoryPartitioner)
+	return !ok || !hp.PartitionedHistory()
+}
+
 // RetainParams bound one retention pass.
 type RetainParams struct {
 	// FinishedBefore: terminal jobs finished before it are deleted with their
 	// events. Zero deletes none.
 	FinishedBefore time.Time
-	// HeartbeatsBefore: heartbeat events older than it are deleted. Zero deletes none.
+	// HeartbeatsBefore: heartbeat events older than it are deleted, where the
+	// store deletes history by rows (see PrunesHeartbeats). Zero deletes none.
 	HeartbeatsBefore time.Time
 	// Limit is the most rows of each kind deleted in one call. Defaults to 1000.
 	Limit int

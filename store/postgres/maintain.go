@@ -63,3 +63,7 @@ func (t *tx) JobDeleteFinished(ctx context.Context, before time.Time, limit int)
 func (t *tx) EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error) {
 	return 0, t.ensurePartitions(ctx, time.Time{}, t.partition)
 }
+
+// PartitionedHistory reports that job_events is partitioned by time: retention
+// drops whole partitions, never rows (see store.PrunesHeartbeats).
+func (d *Driver) PartitionedHistory() bool { return true }
