@@ -35,17 +35,34 @@ type runEventData struct {
 // drown the receivers.
 var quiet = []lifecycle.EventType{lifecycle.EventHeartbeat, lifecycle.EventCheckpointed}
 
-// matchOutbox writes one outbox message per (event, matching webhook) of this
-// transaction: an outbox row exists if and only if its transition commits.
+// OutboxCandidate is an event of a transaction that webhooks may want: what
+// the filters look at, and the payload every matching webhook gets.
+type OutboxCandidate struct {
+	Aggregate   string
+	AggregateID string
+	EventType   string
+	Queue       string // job events
+	Kind        string // job events
+	RunID       string
+	Payload     json.RawMessage
+	At          time.Time
+}
+
+// Pass reports whether the candidate passes w's filters: the rule the
+// drivers' OutboxMatch applies in SQL.
+func (c OutboxCandidate) Pass(w Webhook) bool {
+	job := c.Aggregate == AggregateJob
+	return pass(w.EventTypes, c.EventType) && (!job || pass(w.Queues, c.Queue)) && (!job || pass(w.Kinds, c.Kind)) && pass(w.Runs, c.RunID)
+}
+
+// matchOutbox hands the driver this transaction's events, in order, to be
+// written to the outbox for each webhook they match, in this transaction: an
+// outbox row exists if and only if its transition commits.
 func (e *engine) matchOutbox(ctx context.Context, tx Tx, b *batch) error {
-	rt, ok := tx.(RunTx)
-	if !ok || (len(b.events) == 0 && len(b.runs.events) == 0) {
+	if _, ok := tx.(RunTx); !ok || (len(b.events) == 0 && len(b.runs.events) == 0) {
 		return nil
 	}
-	hooks, err := rt.WebhookList(ctx)
-	if err != nil || len(hooks) == 0 {
-		return err
-	}
+	var cs []OutboxCandidate
 	for _, ev := range b.events {
 		if slices.Contains(quiet, ev.Type) {
 			continue
@@ -55,13 +72,12 @@ func (e *engine) matchOutbox(ctx context.Context, tx Tx, b *batch) error {
 		if err != nil {
 			return err
 		}
-		for _, w := range hooks {
-			if pass(w.EventTypes, string(ev.Type)) && pass(w.Queues, j.Queue) && pass(w.Kinds, j.Kind) && pass(w.Runs, ev.RunID) {
-				if err := b.runs.message(w, AggregateJob, ev.JobID, string(ev.Type), ev.At, data); err != nil {
-					return err
-				}
-			}
+		c, err := candidate(AggregateJob, ev.JobID, string(ev.Type), ev.At, data)
+		if err != nil {
+			return err
 		}
+		c.Queue, c.Kind, c.RunID = j.Queue, j.Kind, ev.RunID
+		cs = append(cs, c)
 	}
 	for _, ev := range b.runs.events {
 		en, _ := b.runs.entry(ev.RunID)
@@ -69,26 +85,24 @@ func (e *engine) matchOutbox(ctx context.Context, tx Tx, b *batch) error {
 		if err != nil {
 			return err
 		}
-		for _, w := range hooks {
-			if pass(w.EventTypes, string(ev.Type)) && pass(w.Runs, ev.RunID) {
-				if err := b.runs.message(w, AggregateRun, ev.RunID, string(ev.Type), ev.At, data); err != nil {
-					return err
-				}
-			}
+		c, err := candidate(AggregateRun, ev.RunID, string(ev.Type), ev.At, data)
+		if err != nil {
+			return err
 		}
+		c.RunID = ev.RunID
+		cs = append(cs, c)
 	}
+	if len(cs) == 0 {
+		return nil
+	}
+	b.runs.outboxMatch = cs
 	return nil
+}
+
+func candidate(agg, id, typ string, at time.Time, data json.RawMessage) (OutboxCandidate, error) {
+	body, err := json.Marshal(OutboxPayload{Type: typ, Aggregate: agg, AggregateID: id, Timestamp: at, Data: data})
+	return OutboxCandidate{Aggregate: agg, AggregateID: id, EventType: typ, Payload: body, At: at}, err
 }
 
 // pass reports whether v passes filter: an empty filter passes everything.
 func pass(filter []string, v string) bool { return len(filter) == 0 || slices.Contains(filter, v) }
-
-func (rb *runBatch) message(w Webhook, agg, id, typ string, at time.Time, data json.RawMessage) error {
-	body, err := json.Marshal(OutboxPayload{Type: typ, Aggregate: agg, AggregateID: id, Timestamp: at, Data: data})
-	if err != nil {
-		return err
-	}
-	rb.outbox = append(rb.outbox, OutboxMessage{WebhookID: w.ID, Aggregate: agg, AggregateID: id, EventType: typ,
-		Payload: body, State: OutboxPending, NextAttemptAt: at, CreatedAt: at})
-	return nil
-}

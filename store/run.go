@@ -154,6 +154,11 @@ type RunTx interface {
 	WebhookDelete(ctx context.Context, id string) (bool, error)
 	// OutboxInsert appends messages; the backend assigns their ids.
 	OutboxInsert(ctx context.Context, ms []OutboxMessage) error
+	// OutboxMatch appends, in order, one pending message per (candidate,
+	// webhook whose filters it passes), matching in the database so that a
+	// transaction pays no extra round trip for it (PostgreSQL queues it with
+	// the transaction's other writes).
+	OutboxMatch(ctx context.Context, cs []OutboxCandidate) error
 	// OutboxHeads returns up to limit pending messages due at now that are
 	// the oldest pending message of their (webhook, aggregate), locked and
 	// skipping locked rows.

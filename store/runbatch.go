@@ -15,6 +15,8 @@ type runBatch struct {
 	jobs    []RunJob
 	events  []lifecycle.RunEvent
 	outbox  []OutboxMessage
+	// outboxMatch are the events to match against the webhooks at flush.
+	outboxMatch []OutboxCandidate
 	// touched are runs to settle even without a job event (a cancel).
 	touched []string
 	// seen counts the job events already settled.
@@ -72,7 +74,7 @@ func lockRun(ctx context.Context, rt RunTx, b *batch, id string) (*runEntry, err
 
 // flush writes the runs, their jobs and events, and the outbox.
 func (rb *runBatch) flush(ctx context.Context, tx Tx) error {
-	if len(rb.order) == 0 && len(rb.outbox) == 0 {
+	if len(rb.order) == 0 && len(rb.outbox) == 0 && len(rb.outboxMatch) == 0 {
 		return nil
 	}
 	rt, ok := tx.(RunTx)
@@ -103,7 +105,12 @@ func (rb *runBatch) flush(ctx context.Context, tx Tx) error {
 		}
 	}
 	if len(rb.outbox) > 0 {
-		return rt.OutboxInsert(ctx, rb.outbox)
+		if err := rt.OutboxInsert(ctx, rb.outbox); err != nil {
+			return err
+		}
+	}
+	if len(rb.outboxMatch) > 0 {
+		return rt.OutboxMatch(ctx, rb.outboxMatch)
 	}
 	return nil
 }

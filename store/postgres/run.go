@@ -40,9 +40,21 @@ const (
 	qWebhookDelete = `DELETE FROM webhooks WHERE id = $1`
 	outboxColumns  = `webhook_id, aggregate, aggregate_id, event_type, payload, state, attempts, next_attempt_at, last_error, created_at, delivered_at`
 	qOutboxInsert  = `INSERT INTO outbox (` + outboxColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
-	qOutboxUpdate  = `UPDATE outbox SET state = $1, attempts = $2, next_attempt_at = $3, last_error = $4, delivered_at = $5 WHERE id = $6`
-	qOutboxGet     = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = $1 FOR UPDATE`
-	qOutboxList    = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE ($1 = '' OR state = $1) AND id > $2 ORDER BY id LIMIT $3`
+	// qOutboxMatch writes one message per (event, webhook it passes), in
+	// event order: the filters of store.OutboxCandidate.Pass, in SQL.
+	qOutboxMatch = `INSERT INTO outbox (webhook_id, aggregate, aggregate_id, event_type, payload, state, attempts,
+        next_attempt_at, last_error, created_at)
+    SELECT w.id, c.aggregate, c.aggregate_id, c.event_type, c.payload::json, 'pending', 0, c.at, '', c.at
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+        WITH ORDINALITY AS c(aggregate, aggregate_id, event_type, queue, kind, run_id, payload, at, ord)
+    JOIN webhooks w ON (cardinality(w.event_types) = 0 OR c.event_type = ANY(w.event_types))
+        AND (c.aggregate <> 'job' OR cardinality(w.queues) = 0 OR c.queue = ANY(w.queues))
+        AND (c.aggregate <> 'job' OR cardinality(w.kinds) = 0 OR c.kind = ANY(w.kinds))
+        AND (cardinality(w.runs) = 0 OR c.run_id = ANY(w.runs))
+    ORDER BY c.ord, w.id`
+	qOutboxUpdate = `UPDATE outbox SET state = $1, attempts = $2, next_attempt_at = $3, last_error = $4, delivered_at = $5 WHERE id = $6`
+	qOutboxGet    = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = $1 FOR UPDATE`
+	qOutboxList   = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE ($1 = '' OR state = $1) AND id > $2 ORDER BY id LIMIT $3`
 	// A head is the oldest pending message of its (webhook, aggregate); the
 	// rows other deliverers hold are skipped, and a claimed head is not due
 	// until its claimer's lease ends, so order per aggregate holds on many nodes.
@@ -252,4 +264,21 @@ func (t *tx) OutboxGet(ctx context.Context, id int64) (store.OutboxMessage, bool
 
 func (t *tx) OutboxList(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
 	return runRows(ctx, t, qOutboxList, []any{string(p.State), p.AfterID, p.Limit}, scanOutbox)
+}
+
+// OutboxMatch queues the match with the transaction's other writes: no
+// round trip of its own, and none at all when nothing else is sent.
+func (t *tx) OutboxMatch(ctx context.Context, cs []store.OutboxCandidate) error {
+	n := len(cs)
+	aggs, ids, types, queues, kinds, runs, payloads := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ats := make([]time.Time, n)
+	for i, c := range cs {
+		aggs[i], ids[i], types[i], queues[i], kinds[i], runs[i] = c.Aggregate, c.AggregateID, c.EventType, c.Queue, c.Kind, c.RunID
+		payloads[i], ats[i] = string(c.Payload), c.At
+	}
+	t.pending.Queue(qOutboxMatch, aggs, ids, types, queues, kinds, runs, payloads, ats).Fn = wrapErr(func(err error) error {
+		return fmt.Errorf("postgres: write %d events to the outbox: %w", n, err)
+	})
+	return nil
 }

@@ -277,3 +277,22 @@ func (t *txn) OutboxGet(ctx context.Context, id int64) (store.OutboxMessage, boo
 func (t *txn) OutboxList(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
 	return rowsOf(scanOutbox)(t.query(ctx, qOutboxList, string(p.State), p.AfterID, p.Limit))
 }
+
+// OutboxMatch matches in Go: SQLite is in-process, so reading the webhooks
+// costs no round trip.
+func (t *txn) OutboxMatch(ctx context.Context, cs []store.OutboxCandidate) error {
+	hooks, err := t.WebhookList(ctx)
+	if err != nil || len(hooks) == 0 {
+		return err
+	}
+	var ms []store.OutboxMessage
+	for _, c := range cs {
+		for _, w := range hooks {
+			if c.Pass(w) {
+				ms = append(ms, store.OutboxMessage{WebhookID: w.ID, Aggregate: c.Aggregate, AggregateID: c.AggregateID,
+					EventType: c.EventType, Payload: c.Payload, State: store.OutboxPending, NextAttemptAt: c.At, CreatedAt: c.At})
+			}
+		}
+	}
+	return t.OutboxInsert(ctx, ms)
+}
