@@ -36,7 +36,8 @@ type runEventData struct {
 var quiet = []lifecycle.EventType{lifecycle.EventHeartbeat, lifecycle.EventCheckpointed}
 
 // OutboxCandidate is an event of a transaction that webhooks may want: what
-// the filters look at, and the payload every matching webhook gets.
+// the filters look at, and (from Body) the payload every matching webhook
+// gets, built only when a driver needs it.
 type OutboxCandidate struct {
 	Aggregate   string
 	AggregateID string
@@ -44,12 +45,22 @@ type OutboxCandidate struct {
 	Queue       string // job events
 	Kind        string // job events
 	RunID       string
-	Payload     json.RawMessage
 	At          time.Time
+
+	data any // jobEventData or runEventData
+}
+
+// Body returns the JSON payload of the candidate's messages.
+func (c OutboxCandidate) Body() (json.RawMessage, error) {
+	data, err := json.Marshal(c.data)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(OutboxPayload{Type: c.EventType, Aggregate: c.Aggregate, AggregateID: c.AggregateID, Timestamp: c.At, Data: data})
 }
 
 // Pass reports whether the candidate passes w's filters: the rule the
-// drivers' OutboxMatch applies in SQL.
+// drivers' OutboxMatch applies (in SQL on PostgreSQL).
 func (c OutboxCandidate) Pass(w Webhook) bool {
 	job := c.Aggregate == AggregateJob
 	return pass(w.EventTypes, c.EventType) && (!job || pass(w.Queues, c.Queue)) && (!job || pass(w.Kinds, c.Kind)) && pass(w.Runs, c.RunID)
@@ -68,40 +79,16 @@ func (e *engine) matchOutbox(ctx context.Context, tx Tx, b *batch) error {
 			continue
 		}
 		j, _ := b.latest(ev.JobID)
-		data, err := json.Marshal(jobEventData{Event: ev, Queue: j.Queue, Kind: j.Kind})
-		if err != nil {
-			return err
-		}
-		c, err := candidate(AggregateJob, ev.JobID, string(ev.Type), ev.At, data)
-		if err != nil {
-			return err
-		}
-		c.Queue, c.Kind, c.RunID = j.Queue, j.Kind, ev.RunID
-		cs = append(cs, c)
+		cs = append(cs, OutboxCandidate{Aggregate: AggregateJob, AggregateID: ev.JobID, EventType: string(ev.Type),
+			Queue: j.Queue, Kind: j.Kind, RunID: ev.RunID, At: ev.At, data: jobEventData{Event: ev, Queue: j.Queue, Kind: j.Kind}})
 	}
 	for _, ev := range b.runs.events {
 		en, _ := b.runs.entry(ev.RunID)
-		data, err := json.Marshal(runEventData{Event: ev, Run: en.run})
-		if err != nil {
-			return err
-		}
-		c, err := candidate(AggregateRun, ev.RunID, string(ev.Type), ev.At, data)
-		if err != nil {
-			return err
-		}
-		c.RunID = ev.RunID
-		cs = append(cs, c)
-	}
-	if len(cs) == 0 {
-		return nil
+		cs = append(cs, OutboxCandidate{Aggregate: AggregateRun, AggregateID: ev.RunID, EventType: string(ev.Type),
+			RunID: ev.RunID, At: ev.At, data: runEventData{Event: ev, Run: en.run}})
 	}
 	b.runs.outboxMatch = cs
 	return nil
-}
-
-func candidate(agg, id, typ string, at time.Time, data json.RawMessage) (OutboxCandidate, error) {
-	body, err := json.Marshal(OutboxPayload{Type: typ, Aggregate: agg, AggregateID: id, Timestamp: at, Data: data})
-	return OutboxCandidate{Aggregate: agg, AggregateID: id, EventType: typ, Payload: body, At: at}, err
 }
 
 // pass reports whether v passes filter: an empty filter passes everything.

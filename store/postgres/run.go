@@ -274,8 +274,12 @@ func (t *tx) OutboxMatch(ctx context.Context, cs []store.OutboxCandidate) error 
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	ats := make([]time.Time, n)
 	for i, c := range cs {
+		body, err := c.Body()
+		if err != nil {
+			return err
+		}
 		aggs[i], ids[i], types[i], queues[i], kinds[i], runs[i] = c.Aggregate, c.AggregateID, c.EventType, c.Queue, c.Kind, c.RunID
-		payloads[i], ats[i] = string(c.Payload), c.At
+		payloads[i], ats[i] = string(body), c.At
 	}
 	t.pending.Queue(qOutboxMatch, aggs, ids, types, queues, kinds, runs, payloads, ats).Fn = wrapErr(func(err error) error {
 		return fmt.Errorf("postgres: write %d events to the outbox: %w", n, err)

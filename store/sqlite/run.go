@@ -287,11 +287,18 @@ func (t *txn) OutboxMatch(ctx context.Context, cs []store.OutboxCandidate) error
 	}
 	var ms []store.OutboxMessage
 	for _, c := range cs {
+		var body json.RawMessage
 		for _, w := range hooks {
-			if c.Pass(w) {
-				ms = append(ms, store.OutboxMessage{WebhookID: w.ID, Aggregate: c.Aggregate, AggregateID: c.AggregateID,
-					EventType: c.EventType, Payload: c.Payload, State: store.OutboxPending, NextAttemptAt: c.At, CreatedAt: c.At})
+			if !c.Pass(w) {
+				continue
 			}
+			if body == nil {
+				if body, err = c.Body(); err != nil {
+					return err
+				}
+			}
+			ms = append(ms, store.OutboxMessage{WebhookID: w.ID, Aggregate: c.Aggregate, AggregateID: c.AggregateID,
+				EventType: c.EventType, Payload: body, State: store.OutboxPending, NextAttemptAt: c.At, CreatedAt: c.At})
 		}
 	}
 	return t.OutboxInsert(ctx, ms)
