@@ -26,6 +26,8 @@ type engine struct {
 	wake  *broker
 	// leases carries the ids of jobs whose lease changed under their owner.
 	leases *broker
+	// hooks knows whether any webhook exists (outboxhooks.go).
+	hooks hookCache
 }
 
 // New returns a Store that keeps its data through d.

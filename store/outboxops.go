@@ -42,6 +42,9 @@ func (e *engine) WebhookAdd(ctx context.Context, w Webhook) (Webhook, error) {
 		w.CreatedAt = t
 		return rt.WebhookInsert(ctx, w)
 	})
+	if err == nil {
+		e.hooksChanged()
+	}
 	return w, err
 }
 
@@ -69,6 +72,7 @@ func (e *engine) WebhookRemove(ctx context.Context, id string) error {
 			return errNoRuns
 		}
 		found, err := rt.WebhookDelete(ctx, id)
+		e.hooksChanged()
 		if err == nil && !found {
 			return &lifecycle.Error{Kind: ErrNotFound, Msg: "webhook " + id + ": no webhook has this id; list them with `stint webhooks ls`"}
 		}
