@@ -26,18 +26,40 @@ type hookCache struct {
 	gen int
 }
 
-// mayHave reports whether webhooks may exist; when its knowledge is stale it
-// looks again in the background and answers from what it knew (true until
-// a first look found none).
-func (e *engine) mayHaveWebhooks() bool {
+// Sequential is implemented by drivers whose transactions share one
+// connection (postgres' WithTx): the engine never reads through them from
+// another goroutine.
+type Sequential interface{ Sequential() }
+
+// mayHaveWebhooks reports whether webhooks may exist. The first write of an
+// engine, and every stale write on a Sequential driver, looks in its own
+// transaction; otherwise a stale answer is refreshed in the background and
+// the write goes by what was known.
+func (e *engine) mayHaveWebhooks(ctx context.Context, rt RunTx) (bool, error) {
 	c := &e.hooks
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if time.Since(c.at) > hookRefresh && !c.refreshing {
+	_, seq := e.d.(Sequential)
+	stale := time.Since(c.at) > hookRefresh
+	switch {
+	case stale && (c.at.IsZero() || seq):
+		gen := c.gen
+		c.mu.Unlock()
+		ws, err := rt.WebhookList(ctx)
+		if err != nil {
+			return true, err
+		}
+		c.mu.Lock()
+		if gen == c.gen {
+			c.none, c.at = len(ws) == 0, time.Now()
+		}
+		c.mu.Unlock()
+		return len(ws) > 0, nil
+	case stale && !c.refreshing:
 		c.refreshing = true
 		go e.refreshHooks(c.gen)
 	}
-	return !c.none
+	defer c.mu.Unlock()
+	return !c.none, nil
 }
 
 func (e *engine) refreshHooks(gen int) {

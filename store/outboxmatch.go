@@ -70,8 +70,12 @@ func (c OutboxCandidate) Pass(w Webhook) bool {
 // written to the outbox for each webhook they match, in this transaction: an
 // outbox row exists if and only if its transition commits.
 func (e *engine) matchOutbox(ctx context.Context, tx Tx, b *batch) error {
-	if _, ok := tx.(RunTx); !ok || (len(b.events) == 0 && len(b.runs.events) == 0) || !e.mayHaveWebhooks() {
+	rt, ok := tx.(RunTx)
+	if !ok || (len(b.events) == 0 && len(b.runs.events) == 0) {
 		return nil
+	}
+	if may, err := e.mayHaveWebhooks(ctx, rt); err != nil || !may {
+		return err
 	}
 	var cs []OutboxCandidate
 	for _, ev := range b.events {
