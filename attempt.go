@@ -18,6 +18,7 @@ import (
 type attempt struct {
 	p      *Pool
 	job    *Job
+	def    JobDefaults // the pool's defaults for the job's kind and queue
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	began  time.Time // the claim was sent, by the pool's clock
@@ -41,13 +42,22 @@ type attempt struct {
 	// sent, by the pool's clock: the lease lasts at least LeaseTTL from then.
 	lastBeat time.Time
 	expires  time.Time // the lease's expiry as the store last said
+	// took and handlerErr are how long the handler ran and what it
+	// returned, for Config.OnOutcome.
+	took       time.Duration
+	handlerErr error
+
+	// recheck asks the heartbeater for one more renewal as soon as the one
+	// in flight is done: a lease notice arrived meanwhile.
+	recheck atomic.Bool
 }
 
 // newAttempt starts tracking a claimed job; sent is when the claim request
 // was sent, by the pool's clock (the lease runs from a moment after it).
 func newAttempt(p *Pool, rec lifecycle.Job, sent time.Time, done func()) *attempt {
 	ctx, cancel := context.WithCancelCause(p.base)
-	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, claimed: p.clock.Now(), lastBeat: sent, done: done}
+	a := &attempt{p: p, ctx: ctx, cancel: cancel, began: sent, claimed: p.clock.Now(), lastBeat: sent, done: done,
+		def: p.cfg.defaultsFor(rec.Kind, rec.Queue)}
 	if rec.LeaseExpiresAt != nil {
 		a.expires = *rec.LeaseExpiresAt
 	}
@@ -65,8 +75,12 @@ func (a *attempt) run() {
 	defer a.done()
 	a.p.stats.running.Add(1)
 	stopWatch := a.watchLimits()
+	began := a.p.clock.Now()
 	err := callSafely(a.ctx, a.p.mux, a.job)
 	stopWatch()
+	a.mu.Lock()
+	a.took, a.handlerErr = a.p.clock.Now().Sub(began), err
+	a.mu.Unlock()
 	a.p.stats.running.Add(-1)
 	// The attempt keeps heartbeating until its outcome is written, so a slow
 	// store cannot let the lease of a finished job expire; the completer
@@ -85,7 +99,7 @@ func (a *attempt) run() {
 func (a *attempt) trustUntil() time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ttl := a.p.cfg.LeaseTTL
+	ttl := a.def.LeaseTTL
 	return a.lastBeat.Add(ttl - ttl/4)
 }
 
@@ -94,6 +108,12 @@ func (a *attempt) trustUntil() time.Time {
 // matching cause. The pool's clock times them, so tests can move it.
 func (a *attempt) watchLimits() (stop func()) {
 	at, cause := limitOf(a.job.rec)
+	if t := a.def.Timeout; a.job.rec.Timeout == 0 && t > 0 && a.job.rec.StartedAt != nil {
+		// The job has no timeout of its own: its kind's or queue's applies.
+		if end := a.job.rec.UpdatedAt.Add(t); cause == nil || end.Before(at) {
+			at, cause = end, fmt.Errorf("%w: attempt %d ran past its default timeout of %s", ErrTimeout, a.job.rec.Attempt, t)
+		}
+	}
 	if cause == nil {
 		return func() {}
 	}
@@ -134,7 +154,7 @@ func limitOf(j lifecycle.Job) (at time.Time, cause error) {
 func (a *attempt) heartbeat(ctx context.Context, progress json.RawMessage, phase string) error {
 	now := a.p.clock.Now()
 	rec, err := a.p.store.JobHeartbeat(ctx, &store.JobHeartbeatParams{
-		OwnerParams: a.owner(), LeaseTTL: a.p.cfg.LeaseTTL, Progress: progress, Phase: phase,
+		OwnerParams: a.owner(), LeaseTTL: a.def.LeaseTTL, Progress: progress, Phase: phase,
 	})
 	a.observe(rec, err)
 	if err == nil {
@@ -184,6 +204,12 @@ func (a *attempt) observe(rec lifecycle.Job, err error) {
 		return
 	}
 	switch {
+	case errors.Is(err, ErrStaleLease) && le.State == lifecycle.Halted:
+		// Halted on budget by one of this attempt's own checkpoints (a
+		// renewal the halt's notice asked for can beat the checkpoint's own
+		// reply here): not a lost lease, and nothing left to report.
+		a.lost.Store(true)
+		a.cancel(fmt.Errorf("%w: the job was halted", ErrBudgetExceeded))
 	case errors.Is(err, ErrStaleLease):
 		a.loseLease(lostReason(le))
 	case le.State == lifecycle.CancelRequested:
@@ -199,16 +225,22 @@ func lostReason(le *lifecycle.Error) string {
 		return "the job timed out"
 	case lifecycle.Stalled, lifecycle.Queued:
 		return "the lease expired and the job was taken back"
+	case lifecycle.Retrying:
+		return "the attempt ran past its timeout"
+	case lifecycle.DeadLettered:
+		return "the job was dead-lettered"
 	}
 	return le.Msg
 }
 
 // loseLease marks the job as no longer ours and cancels the handler.
 func (a *attempt) loseLease(why string) {
-	if a.lost.CompareAndSwap(false, true) {
+	// Once the attempt's own report is under way, that report says how it
+	// ended (a renewal racing it finds the job already finished by it).
+	if a.lost.CompareAndSwap(false, true) && !a.settled.Load() {
 		a.p.stats.stale.Add(1)
 		a.p.log.Warn("stint: lost the lease of a running job; its handler is cancelled and nothing it reports will count",
-			"job", a.job.rec.ID, "attempt", a.job.rec.Attempt, "reason", why)
+			a.jobLog("reason", why)...)
 	}
 	a.cancel(fmt.Errorf("%w: %s", ErrLeaseLost, why))
 }

@@ -25,9 +25,9 @@ func TestSoftCancelIsAcknowledged(t *testing.T) {
 		if j, err := e.client.Cancel(context.Background(), id, stint.CancelSoft, "the user closed the tab"); err != nil || j.State != stint.CancelRequested {
 			t.Fatalf("cancel: %s, %v", j.State, err)
 		}
-		// The next heartbeat tells the pool, which cancels the handler.
-		e.advanceUntil(10*time.Second, "the handler's context to be cancelled", func() bool { return len(b.causes) > 0 })
-		if cause := <-b.causes; !errors.Is(cause, stint.ErrCancelRequested) {
+		// The store's lease notice tells the pool at once (the clock stays
+		// put: no heartbeat falls due), which cancels the handler.
+		if cause := receive(t, b.causes, "the handler's context to be cancelled"); !errors.Is(cause, stint.ErrCancelRequested) {
 			t.Errorf("cause = %v, want ErrCancelRequested", cause)
 		}
 		b.release <- context.Canceled
@@ -64,8 +64,7 @@ func TestHardCancelFencesTheHandler(t *testing.T) {
 		if j, err := e.client.Cancel(context.Background(), id, stint.CancelHard, "wrong input"); err != nil || j.State != stint.Cancelled {
 			t.Fatalf("cancel: %s, %v", j.State, err)
 		}
-		e.advanceUntil(10*time.Second, "the handler's context to be cancelled", func() bool { return len(b.causes) > 0 })
-		if cause := <-b.causes; !errors.Is(cause, stint.ErrLeaseLost) {
+		if cause := receive(t, b.causes, "the handler's context to be cancelled"); !errors.Is(cause, stint.ErrLeaseLost) {
 			t.Errorf("cause = %v, want ErrLeaseLost", cause)
 		}
 		b.release <- nil // the handler ignores the cancel and "completes"
@@ -175,21 +174,34 @@ func TestLateCompleteIsRejectedAsStale(t *testing.T) {
 		id := e.enqueue(stint.Spec{Kind: "long"}).ID
 		receive(t, b.started, "the handler to start")
 
-		// As of after the lease's expiry (the clocks stay put, so the pool
-		// sends no heartbeat), the reaper takes the job back and worker B
-		// claims it.
+		// As of after the lease's expiry (the clocks stay put, so the pool's
+		// only heartbeat is the one the stall's lease notice asks for), the
+		// reaper takes the job back and worker B claims it.
 		later := e.now().Add(cfg.LeaseTTL + time.Second)
 		ctx := context.Background()
 		if n, err := e.s.JobStallExpired(ctx, &store.MaintainParams{Now: &later}); err != nil || n != 1 {
 			t.Fatalf("stall: %d, %v", n, err)
 		}
-		if _, err := e.s.JobRequeueStalled(ctx, &store.MaintainParams{Now: &later}); err != nil {
-			t.Fatal(err)
-		}
-		claimed, err := e.s.JobClaim(ctx, &store.JobClaimParams{WorkerID: "worker-b", Queues: []string{"default"}, Limit: 1, LeaseTTL: time.Minute, Start: true, Now: &later})
-		if err != nil || len(claimed) != 1 {
-			t.Fatalf("worker B's claim: %v, %v", claimed, err)
-		}
+		// Worker A's pool, told of the stall by a lease notice, renews at
+		// once and may hold the row for that moment: the SKIP LOCKED requeue
+		// and claim then pass it by, so they are tried again, as the reaper
+		// and a worker would.
+		eventually(t, "the job to be requeued", func() bool {
+			n, err := e.s.JobRequeueStalled(ctx, &store.MaintainParams{Now: &later})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		})
+		var claimed []stint.JobRecord
+		eventually(t, "worker B to claim the job", func() bool {
+			var err error
+			claimed, err = e.s.JobClaim(ctx, &store.JobClaimParams{WorkerID: "worker-b", Queues: []string{"default"}, Limit: 1, LeaseTTL: time.Minute, Start: true, Now: &later})
+			if err != nil {
+				t.Fatalf("worker B's claim: %v", err)
+			}
+			return len(claimed) == 1
+		})
 
 		b.release <- nil
 		eventually(t, "worker A's complete to be rejected", func() bool { return a.Stats().Stale == 1 })

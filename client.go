@@ -24,6 +24,12 @@ type ClientConfig struct {
 	WaitPollInterval time.Duration
 	// Clock times Wait's polling. Defaults to the system clock.
 	Clock clock.Clock
+	// KindDefaults and QueueDefaults set the timeout and max attempts of
+	// jobs enqueued without them, by kind and by queue: the spec comes
+	// first, then its kind's defaults, then its queue's, then stint's (see
+	// JobDefaults). Defaults to none.
+	KindDefaults  map[string]JobDefaults
+	QueueDefaults map[string]JobDefaults
 }
 
 // WithDefaults returns c with every unset field given its default.
@@ -67,6 +73,12 @@ func NewClient(s store.Store, cfg ClientConfig) (*Client, error) {
 	if cfg.WaitPollInterval < 0 {
 		return nil, fmt.Errorf("stint: ClientConfig.WaitPollInterval is %s: use a positive duration (default %s)", cfg.WaitPollInterval, DefaultWaitPollInterval)
 	}
+	if err := validateDefaults("ClientConfig.KindDefaults", cfg.KindDefaults); err != nil {
+		return nil, err
+	}
+	if err := validateDefaults("ClientConfig.QueueDefaults", cfg.QueueDefaults); err != nil {
+		return nil, err
+	}
 	return &Client{s: s, cfg: cfg}, nil
 }
 
@@ -83,6 +95,13 @@ func (c *Client) Enqueue(ctx context.Context, spec Spec) (EnqueueResult, error) 
 // EnqueueMany creates up to store.MaxBatch jobs in one transaction: all of
 // them, or none when any spec is invalid. Results are in the order of specs.
 func (c *Client) EnqueueMany(ctx context.Context, specs []Spec) ([]EnqueueResult, error) {
+	if len(c.cfg.KindDefaults) > 0 || len(c.cfg.QueueDefaults) > 0 {
+		with := make([]Spec, len(specs))
+		for i, s := range specs {
+			with[i] = c.cfg.applyDefaults(s)
+		}
+		specs = with
+	}
 	return c.s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, ActorID: c.cfg.ActorID})
 }
 

@@ -2,7 +2,6 @@ package stint
 
 import (
 	"sync"
-	"time"
 
 	"github.com/stint-dev/stint/store"
 )
@@ -49,7 +48,7 @@ func (c *completer) add(a *attempt) bool {
 	defer c.mu.RUnlock()
 	if c.closed {
 		// Only a handler that returned as Stop gave up waiting gets here.
-		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", "job", a.job.rec.ID)
+		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", a.jobLog()...)
 		return false
 	}
 	c.in <- cp
@@ -103,21 +102,22 @@ func (c *completer) flush(batch []completion) {
 	}
 	var results []store.Result
 	var err error
+	r := c.p.retrier("complete")
 	for try := 0; ; try++ {
 		results, err = c.p.store.JobComplete(c.p.base, params)
-		if err == nil || try == completeRetries {
+		if err == nil || try == completeRetries || !r.wait(c.p.base, err, "jobs", len(batch)) {
 			break
 		}
-		c.p.log.Warn("stint: writing completions failed; trying again", "jobs", len(batch), "error", err)
-		<-c.p.clock.After(time.Duration(50<<try) * time.Millisecond)
 	}
 	if err != nil {
 		c.p.log.Error("stint: could not write completions; the jobs run again when their leases expire", "jobs", len(batch), "error", err)
+		for _, cp := range batch {
+			cp.a.outcome("complete", JobRecord{}, err)
+		}
 		return
 	}
 	for i, r := range results {
-		if r.Err != nil {
-			batch[i].a.reported("complete", r.Err)
+		if !batch[i].a.reported("complete", r.Job, r.Err) {
 			continue
 		}
 		c.p.stats.succeeded.Add(1)

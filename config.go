@@ -10,6 +10,7 @@ import (
 
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -56,12 +57,47 @@ type Config struct {
 	// Backoff schedules the retries of failed attempts. Defaults to
 	// lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
 	Backoff lifecycle.Backoff
+	// KindDefaults and QueueDefaults set the lease TTL, timeout, backoff and
+	// retry rules of the jobs of a kind, or of a queue: a job's own spec
+	// comes first, then its kind's defaults, then its queue's, then the
+	// fields above (see JobDefaults). Defaults to none.
+	KindDefaults  map[string]JobDefaults
+	QueueDefaults map[string]JobDefaults
+	// StoreBackoff spaces the retries of a store call that failed (a claim
+	// whose outcome is unknown, a completion batch that could not be
+	// written): each failure is logged with the call and the delay.
+	// Defaults to DefaultStoreBackoff (50ms doubling to 30s, with jitter).
+	StoreBackoff lifecycle.Backoff
 	// Clock times heartbeats, timeouts, deadlines and budgets; lease
 	// validity is judged by the store's clock. Defaults to the system clock.
 	Clock clock.Clock
 	// Logger receives what the pool does wrong or notices (stale leases,
 	// store errors). Defaults to slog.Default().
 	Logger *slog.Logger
+	// NoMaintenance tells the pool not to run the maintenance services
+	// (scheduler, reaper, timeouts, cancel finalizer, retention), because
+	// another process on the same database runs them. By default each pool
+	// runs them and joins the leader election for them, so that exactly one
+	// process at a time does the work: without them, retries and scheduled
+	// jobs never become due. Defaults to false.
+	NoMaintenance bool
+	// Maintenance configures the maintenance services the pool runs; its
+	// Logger and Clock default to the pool's. Defaults to nil: the
+	// maintenance package's defaults.
+	Maintenance *maintenance.Config
+	// MaintenanceCheck is how often the pool looks for work that stays due
+	// because no maintenance services run anywhere (retrying or scheduled
+	// jobs past their run_at, stalled jobs, by more than this), and logs an
+	// error when it finds some. Negative turns the check off; it is off on
+	// a store maintained elsewhere (see MaintainedElsewhere). Defaults to 1m.
+	MaintenanceCheck time.Duration
+	// OnOutcome, when set, is called once per attempt after the store
+	// answered the pool's report of it (or after the pool learned that the
+	// job was no longer its own), with what the store recorded: a handler
+	// that returned nil for a job cancelled meanwhile is reported as
+	// rejected, never as a success. It runs on the pool's goroutines: keep
+	// it quick. Defaults to nil.
+	OnOutcome func(Outcome)
 }
 
 // WithDefaults returns c with every unset field given its default.
@@ -84,10 +120,17 @@ func (c Config) WithDefaults() Config {
 	if c.CompleteBatch == 0 {
 		c.CompleteBatch = DefaultCompleteBatch
 	}
+	if c.MaintenanceCheck == 0 {
+		c.MaintenanceCheck = DefaultMaintenanceCheck
+	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	c.Backoff = c.Backoff.OrDefault()
+	if c.StoreBackoff == (lifecycle.Backoff{}) {
+		c.StoreBackoff = DefaultStoreBackoff
+	}
+	c.StoreBackoff = c.StoreBackoff.OrDefault()
 	if c.Clock == nil {
 		c.Clock = clock.System{}
 	}
@@ -116,7 +159,10 @@ func (c Config) validate() error {
 	case c.CompleteBatch < 1 || c.CompleteBatch > store.MaxBatch:
 		return fmt.Errorf("stint: Config.CompleteBatch is %d: use 1 to %d (default %d)", c.CompleteBatch, store.MaxBatch, DefaultCompleteBatch)
 	}
-	return nil
+	if err := validateDefaults("Config.KindDefaults", c.KindDefaults); err != nil {
+		return err
+	}
+	return validateDefaults("Config.QueueDefaults", c.QueueDefaults)
 }
 
 // defaultWorkerID is hostname-pid-random: readable in events, unique per pool.

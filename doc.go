@@ -46,8 +46,22 @@
 // deadline passes ([ErrTimeout], [ErrDeadline]), the budget is exceeded
 // ([ErrBudgetExceeded]) or the pool is stopping ([ErrShutdown]). A handler
 // that ignores cancellation is still fenced: its late reports are rejected.
+// The store's lease notices (LISTEN/NOTIFY on PostgreSQL, in process on
+// SQLite) make the pool renew a job's lease at once when a cancel, a
+// revoked lease, a timeout or a deadline changed it, so the handler's
+// context is cancelled within a round trip; heartbeats remain the fallback.
 // Completions are written in batches; Stop releases unfinished jobs so
-// another pool picks them up at once.
+// another pool picks them up at once, without using up an attempt.
+// [Config.OnOutcome] hears how each attempt ended as the store recorded it.
+//
+// Each pool also runs the maintenance services (package maintenance:
+// scheduler, reaper, timeouts, cancel finalizer, retention), elected so that
+// one process at a time runs them, unless [Config.NoMaintenance]; it warns
+// when work stays overdue with no maintenance running anywhere. Lease TTL,
+// timeout, attempts, backoff and retry rules can be set per kind and per
+// queue ([JobDefaults]). A failing store call is retried with backoff
+// (Config.StoreBackoff); a claim whose reply was lost is retried under the
+// same request id, which returns the leases it took.
 //
 // Package stinttest helps test handlers against a real store.
 package stint

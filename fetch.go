@@ -2,8 +2,13 @@ package stint
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
+	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -51,10 +56,7 @@ func (f *fetcher) loop(ctx context.Context) {
 			continue
 		}
 		want := int(min(free, int64(f.p.cfg.FetchLimit)))
-		got, err := f.claim(want)
-		if err != nil {
-			f.p.log.Error("stint: claiming jobs failed; trying again after the poll interval", "queue", f.queue, "error", err)
-		} else if got == want {
+		if got := f.claim(ctx, want); got == want {
 			continue
 		}
 		f.idle(ctx)
@@ -71,21 +73,78 @@ func (f *fetcher) idle(ctx context.Context) {
 }
 
 // claim claims up to n jobs of the registered kinds, claimed and started in
-// one transaction, and starts an attempt for each. The claim itself is not
-// cancelled by Stop, so a claimed job always gets its attempt.
-func (f *fetcher) claim(n int) (int, error) {
-	kinds := f.p.mux.kindList()
-	if len(kinds) == 0 {
-		return 0, nil
+// one transaction, and starts an attempt for each; it returns how many.
+//
+// Each claim carries a fresh request id. A claim that failed without being
+// refused may have committed (its reply lost, its commit uncertain): it is
+// retried with backoff under the SAME request id, which returns the leases
+// the first try took instead of leaving them to expire, until it gets an
+// answer or the pool stops. The store call itself is not cancelled by Stop,
+// so a claimed job always gets its attempt.
+func (f *fetcher) claim(ctx context.Context, n int) int {
+	got := 0
+	for _, g := range f.groups() {
+		if got < n {
+			got += f.claimKinds(ctx, g.kinds, g.ttl, n-got)
+		}
 	}
-	sent := f.p.clock.Now()
-	jobs, err := f.p.store.JobClaim(f.p.base, &store.JobClaimParams{
+	return got
+}
+
+// leaseGroup is the kinds of a queue whose jobs are claimed with one lease TTL.
+type leaseGroup struct {
+	ttl   time.Duration
+	kinds []string
+}
+
+// groups splits the registered kinds by the lease TTL their jobs get in
+// this queue (KindDefaults may give kinds their own): one claim each.
+func (f *fetcher) groups() []leaseGroup {
+	var out []leaseGroup
+	for _, k := range f.p.mux.kindList() {
+		ttl := f.p.cfg.defaultsFor(k, f.queue).LeaseTTL
+		i := slices.IndexFunc(out, func(g leaseGroup) bool { return g.ttl == ttl })
+		if i < 0 {
+			out, i = append(out, leaseGroup{ttl: ttl}), len(out)
+		}
+		out[i].kinds = append(out[i].kinds, k)
+	}
+	return out
+}
+
+// claimKinds claims up to n jobs of kinds with leases of ttl; see claim.
+func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Duration, n int) int {
+	params := &store.JobClaimParams{
 		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
-		Limit: n, LeaseTTL: f.p.cfg.LeaseTTL, Start: true,
-	})
-	if err != nil {
-		return 0, err // a failed claim claimed nothing, whatever it returned
+		Limit: n, LeaseTTL: ttl, Start: true, RequestID: uuid.NewString(),
 	}
+	var r *retrier
+	for {
+		sent := f.p.clock.Now()
+		jobs, err := f.p.store.JobClaim(f.p.base, params)
+		if err == nil {
+			f.run(jobs, sent)
+			return len(jobs)
+		}
+		if !uncertain(err) {
+			f.p.log.Error("stint: the store refused a claim; trying again after the poll interval", "queue", f.queue, "error", err)
+			return 0
+		}
+		if r == nil {
+			r = f.p.retrier("claim")
+		}
+		if !r.wait(ctx, err, "queue", f.queue, "request_id", params.RequestID) {
+			f.p.log.Warn("stint: stopped retrying a claim whose outcome is unknown; what it may have leased returns to its queue when the lease expires",
+				"queue", f.queue, "request_id", params.RequestID)
+			return 0
+		}
+	}
+}
+
+// run starts an attempt for each claimed job. sent is when the claim that
+// returned them was sent, by the pool's clock: their leases run from a
+// moment after it.
+func (f *fetcher) run(jobs []lifecycle.Job, sent time.Time) {
 	for _, rec := range jobs {
 		f.busy.Add(1)
 		a := newAttempt(f.p, rec, sent, f.slotFreed)
@@ -94,5 +153,4 @@ func (f *fetcher) claim(n int) (int, error) {
 		f.p.stats.claimed.Add(1)
 		go a.run()
 	}
-	return len(jobs), nil
 }

@@ -103,7 +103,7 @@ func logger() *slog.Logger {
 // and a backoff of a millisecond, so that on PostgreSQL (whose clock the
 // test cannot move) a promoted retry is claimable at once.
 func (e *env) config() stint.Config {
-	return stint.Config{Clock: e.clk, Logger: logger(), ShutdownGrace: -1, LeaseTTL: 60 * time.Second,
+	return stint.Config{Clock: e.clk, Logger: logger(), ShutdownGrace: -1, LeaseTTL: 60 * time.Second, NoMaintenance: true,
 		Backoff: lifecycle.Backoff{Base: time.Millisecond, Max: time.Millisecond}}
 }
 

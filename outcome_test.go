@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/lifecycle"
 )
 
@@ -125,8 +126,9 @@ func TestRetryAfter(t *testing.T) {
 		}))
 		e.start(mux, e.config())
 		j := e.waitState(e.enqueue(stint.Spec{Kind: "limited"}).ID, stint.Retrying)
-		if want := e.clk.Now().Add(42 * time.Second); !j.RunAt.Equal(want) {
-			t.Errorf("run_at = %s, want %s (42s after the failure)", j.RunAt, want)
+		// The delay is resolved on the store's clock, at the failure.
+		if d := j.RunAt.Sub(j.UpdatedAt); d != 42*time.Second {
+			t.Errorf("run_at is %s after the failure, want 42s", d)
 		}
 	})
 }
@@ -273,4 +275,26 @@ func TestProgressAndPhaseAreRecorded(t *testing.T) {
 		b.release <- nil
 		e.waitState(id, stint.Succeeded)
 	})
+}
+
+// A retry-after is a delay resolved on the store's clock: a worker whose
+// clock runs ten minutes ahead (or behind) must not move the retry.
+func TestRetryAfterIsResolvedOnTheStoresClock(t *testing.T) {
+	t.Parallel()
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newSQLite(t) // the store's clock is e.clk
+			mux := muxOf("limited", stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
+				return stint.RetryAfter(2*time.Second, errors.New("rate limited"))
+			}))
+			cfg := e.config()
+			cfg.Clock = clock.NewManual(t0.Add(skew))
+			e.start(mux, cfg)
+			j := e.waitState(e.enqueue(stint.Spec{Kind: "limited"}).ID, stint.Retrying)
+			if want := e.clk.Now().Add(2 * time.Second); !j.RunAt.Equal(want) {
+				t.Errorf("run_at = %s, want %s (2s after the failure by the store's clock)", j.RunAt, want)
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/maintenance"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -30,8 +31,9 @@ type Pool struct {
 	mu      sync.Mutex
 	state   poolState
 	active  map[*attempt]struct{}
-	base    context.Context // handlers' parent: the Start ctx's values, never cancelled
-	stopped chan struct{}   // closed when Stop finished
+	byJob   map[string]*attempt // the running attempts by job id, for lease notices
+	base    context.Context     // handlers' parent: the Start ctx's values, never cancelled
+	stopped chan struct{}       // closed when Stop finished
 	stopErr error
 
 	fetchStop  context.CancelFunc
@@ -40,7 +42,9 @@ type Pool struct {
 	background chan struct{} // closed to stop the heartbeater and the wake dispatcher
 	bgDone     sync.WaitGroup
 	comp       *completer
+	maint      *maintenance.Maintainer // nil with Config.NoMaintenance
 	unsub      func()
+	unsubLease func()
 
 	stats counters
 }
@@ -68,10 +72,15 @@ func NewPool(s store.Store, mux *Mux, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg.Queues = maps.Clone(cfg.Queues)
+	maint, err := newMaintainer(s, cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Pool{
-		store: s, mux: mux, cfg: cfg, clock: cfg.Clock,
+		store: s, mux: mux, cfg: cfg, clock: cfg.Clock, maint: maint,
 		log:     cfg.Logger.With("worker", cfg.WorkerID),
 		active:  map[*attempt]struct{}{},
+		byJob:   map[string]*attempt{},
 		stopped: make(chan struct{}),
 	}, nil
 }
@@ -91,13 +100,21 @@ func (p *Pool) Start(ctx context.Context) error {
 	if p.state != poolNew {
 		return errors.New("stint: the pool was already started; make a new one")
 	}
-	p.state = poolRunning
 	p.base = context.WithoutCancel(ctx)
+	if p.maint != nil {
+		// The services stop with the pool (Stop), not when ctx ends first.
+		if err := p.maint.Start(p.base); err != nil {
+			return fmt.Errorf("stint: start the maintenance services: %w", err)
+		}
+	}
+	p.state = poolRunning
 	p.comp = newCompleter(p)
 	p.background = make(chan struct{})
 
 	wake, unsub := p.store.Wakeups()
 	p.unsub = unsub
+	notices, unsubLease := p.store.LeaseNotices()
+	p.unsubLease = unsubLease
 	fetchCtx, stop := context.WithCancel(p.base)
 	p.fetchStop = stop
 	fetchers := map[string]*fetcher{}
@@ -107,9 +124,14 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.fetchDone.Add(1)
 		go f.loop(fetchCtx)
 	}
-	p.bgDone.Add(2)
+	p.bgDone.Add(3)
 	go p.dispatchWakeups(wake, fetchers)
+	go p.dispatchLeaseNotices(notices)
 	go p.heartbeatLoop()
+	if m, ok := p.store.(MaintainedElsewhere); p.cfg.MaintenanceCheck > 0 && !(ok && m.MaintainedElsewhere()) {
+		p.bgDone.Add(1)
+		go p.watchMaintenance()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -140,12 +162,16 @@ func (p *Pool) dispatchWakeups(wake <-chan string, fetchers map[string]*fetcher)
 func (p *Pool) track(a *attempt) {
 	p.mu.Lock()
 	p.active[a] = struct{}{}
+	p.byJob[a.job.rec.ID] = a
 	p.mu.Unlock()
 }
 
 func (p *Pool) untrack(a *attempt) {
 	p.mu.Lock()
 	delete(p.active, a)
+	if p.byJob[a.job.rec.ID] == a {
+		delete(p.byJob, a.job.rec.ID)
+	}
 	p.mu.Unlock()
 }
 

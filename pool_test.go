@@ -28,6 +28,8 @@ func TestConfigIsValidated(t *testing.T) {
 		{"negative poll", stint.Config{PollInterval: -time.Second}, "PollInterval"},
 		{"fetch limit too big", stint.Config{FetchLimit: store.MaxBatch + 1}, "FetchLimit"},
 		{"complete batch negative", stint.Config{CompleteBatch: -1}, "CompleteBatch"},
+		{"negative kind lease", stint.Config{KindDefaults: map[string]stint.JobDefaults{"k": {LeaseTTL: -time.Second}}}, `Config.KindDefaults["k"].LeaseTTL`},
+		{"queue max attempts", stint.Config{QueueDefaults: map[string]stint.JobDefaults{"q": {MaxAttempts: 5000}}}, `Config.QueueDefaults["q"].MaxAttempts`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,15 +102,16 @@ func TestHeartbeatsKeepTheLease(t *testing.T) {
 	id := e.enqueue(stint.Spec{Kind: "long"}).ID
 	receive(t, b.started, "the handler to start")
 	// Move the clock five minutes, a second at a time, but never to within
-	// 3s of the lease's expiry as the store last recorded it: the test must
-	// not outrun the heartbeater, only give it every chance to lapse. A
-	// lapse would show as a cancelled handler or an expired lease.
+	// TTL/4+3s of the lease's expiry as the store last recorded it (the pool
+	// stops trusting a lease TTL/4 before it can expire): the test must not
+	// outrun the heartbeater, only give it every chance to lapse. A lapse
+	// would show as a cancelled handler or an expired lease.
 	end := e.clk.Now().Add(5 * time.Minute)
 	eventually(t, "five minutes to pass", func() bool {
 		if len(b.causes) > 0 {
 			t.Fatalf("the handler was cancelled: %v", <-b.causes)
 		}
-		if j := e.get(id); j.LeaseExpiresAt.Sub(e.clk.Now()) > 3*time.Second {
+		if j := e.get(id); j.LeaseExpiresAt.Sub(e.clk.Now()) > 60*time.Second/4+3*time.Second {
 			e.clk.Advance(time.Second)
 		}
 		return !e.clk.Now().Before(end)

@@ -22,7 +22,11 @@ const maxMessage = 32 << 10
 // It returns true when the outcome went to the completer, which then
 // untracks the attempt once the completion is written.
 func (a *attempt) settle(err error) bool {
-	if !a.settled.CompareAndSwap(false, true) || a.lost.Load() {
+	if !a.settled.CompareAndSwap(false, true) {
+		return false
+	}
+	if a.lost.Load() {
+		a.outcome("", JobRecord{}, context.Cause(a.ctx))
 		return false
 	}
 	if err == nil {
@@ -35,12 +39,13 @@ func (a *attempt) settle(err error) bool {
 	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		// lost is set with this cause; nothing to report.
+		a.outcome("", JobRecord{}, cause)
 	case errors.Is(cause, ErrCancelRequested):
 		a.ackCancel()
 	case errors.Is(cause, ErrShutdown):
 		a.release("the worker is shutting down")
 	case errors.Is(cause, ErrTimeout):
-		a.fail(&lifecycle.JobError{Code: ReasonTimeout, Class: lifecycle.ClassTimeout, Message: clip(cause.Error() + ": " + err.Error())}, nil)
+		a.fail(&lifecycle.JobError{Code: ReasonTimeout, Class: lifecycle.ClassTimeout, Message: clip(cause.Error() + ": " + err.Error())})
 	case errors.Is(cause, ErrDeadline):
 		a.timeOut()
 	case errors.Is(cause, ErrBudgetExceeded):
@@ -57,24 +62,28 @@ func (a *attempt) report(err error) {
 	if !ok {
 		var pe *PanicError
 		if errors.As(err, &pe) {
-			a.fail(&lifecycle.JobError{Code: "panic", Message: clip(err.Error())}, nil)
+			a.fail(&lifecycle.JobError{Code: "panic", Message: clip(err.Error())})
 			return
 		}
-		a.fail(&lifecycle.JobError{Code: errorCode(err, "error"), Message: clip(err.Error())}, nil)
+		code := errorCode(err, "error")
+		e := &lifecycle.JobError{Code: code, Message: clip(err.Error())}
+		if a.def.permanent(code) {
+			e.Class = lifecycle.ClassPermanent // a retry rule of its kind or queue
+		}
+		a.fail(e)
 		return
 	}
 	switch c.kind {
 	case kindPermanent:
-		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Class: lifecycle.ClassPermanent, Message: clip(errText(c.err))}, nil)
+		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Class: lifecycle.ClassPermanent, Message: clip(errText(c.err))})
 	case kindRetryAfter:
-		at := a.p.clock.Now().Add(c.delay)
-		a.fail(&lifecycle.JobError{Code: errorCode(c.err, "error"), Message: clip(errText(c.err))}, &at)
+		a.failAfter(&lifecycle.JobError{Code: errorCode(c.err, "error"), Message: clip(errText(c.err))}, c.delay)
 	case kindHalt:
 		a.halt("halted", c.reason)
 	case kindDeadLetter:
 		if !slices.Contains(lifecycle.DLQReasons, c.code) {
 			a.fail(&lifecycle.JobError{Code: "bad_dead_letter_code", Class: lifecycle.ClassPermanent,
-				Message: clip("the handler asked to dead-letter with unknown reason code " + c.code + " (use one of the stint.Reason* codes): " + errText(c.err))}, nil)
+				Message: clip("the handler asked to dead-letter with unknown reason code " + c.code + " (use one of the stint.Reason* codes): " + errText(c.err))})
 			return
 		}
 		a.deadLetter(c.code, &lifecycle.JobError{Code: c.code, Message: clip(errText(c.err))})
@@ -87,30 +96,35 @@ func (a *attempt) execMS() int64 { return a.p.clock.Now().Sub(a.began).Milliseco
 // never cancelled, so a report is not lost to a cancelled handler context.
 func (a *attempt) background() context.Context { return a.p.base }
 
-func (a *attempt) fail(e *lifecycle.JobError, retryAt *time.Time) {
+func (a *attempt) fail(e *lifecycle.JobError) { a.failAfter(e, 0) }
+
+// failAfter fails the attempt; a positive retryAfter replaces the backoff.
+// The delay goes to the store as a delay, resolved on the store's clock: a
+// worker whose clock is off must not move the retry.
+func (a *attempt) failAfter(e *lifecycle.JobError, retryAfter time.Duration) {
 	rec, err := a.p.store.JobFail(a.background(), &store.JobFailParams{
-		OwnerParams: a.owner(), Error: *e, RetryAt: retryAt, Backoff: a.p.cfg.Backoff, ExecutionMS: a.execMS(),
+		OwnerParams: a.owner(), Error: *e, RetryAfter: retryAfter, Backoff: a.def.Backoff, ExecutionMS: a.execMS(),
 	})
-	if a.reported("fail", err) {
+	if a.reported("fail", rec, err) {
 		a.p.stats.failed.Add(1)
-		a.p.log.Info("stint: job attempt failed", "job", rec.ID, "kind", rec.Kind, "attempt", rec.Attempt,
-			"state", rec.State, "code", e.Code, "error", firstLine(e.Message))
+		a.p.log.Info("stint: job attempt failed", a.jobLog("kind", rec.Kind,
+			"state", rec.State, "code", e.Code, "error", firstLine(e.Message))...)
 	}
 }
 
 func (a *attempt) halt(code, reason string) {
-	_, err := a.p.store.JobHalt(a.background(), &store.JobHaltParams{
+	rec, err := a.p.store.JobHalt(a.background(), &store.JobHaltParams{
 		OwnerParams: a.owner(), ReasonCode: code, Reason: reason, ExecutionMS: a.execMS(),
 	})
 	if !a.ackIfCancelRequested(err) {
-		a.reported("halt", err)
+		a.reported("halt", rec, err)
 	}
 }
 
 func (a *attempt) deadLetter(code string, e *lifecycle.JobError) {
-	_, err := a.p.store.JobDeadLetter(a.background(), &store.JobDeadLetterParams{OwnerParams: a.owner(), ReasonCode: code, Error: e})
+	rec, err := a.p.store.JobDeadLetter(a.background(), &store.JobDeadLetterParams{OwnerParams: a.owner(), ReasonCode: code, Error: e})
 	if !a.ackIfCancelRequested(err) {
-		a.reported("dead_letter", err)
+		a.reported("dead_letter", rec, err)
 	}
 }
 
@@ -128,21 +142,21 @@ func (a *attempt) ackIfCancelRequested(err error) bool {
 }
 
 func (a *attempt) ackCancel() {
-	_, err := a.p.store.JobAckCancel(a.background(), ptr(a.owner()))
-	a.reported("ack_cancel", err)
+	rec, err := a.p.store.JobAckCancel(a.background(), ptr(a.owner()))
+	a.reported("ack_cancel", rec, err)
 }
 
 // release gives the job back, requeued at once (or dead-lettered when no
 // attempts are left). A job whose cancel was requested meanwhile is
 // acknowledged instead, since a cancel_requested job cannot be released.
 func (a *attempt) release(reason string) {
-	_, err := a.p.store.JobRelease(a.background(), &store.JobReleaseParams{OwnerParams: a.owner(), Reason: reason, Requeue: true})
+	rec, err := a.p.store.JobRelease(a.background(), &store.JobReleaseParams{OwnerParams: a.owner(), Reason: reason, Requeue: true})
 	var le *lifecycle.Error
 	if errors.As(err, &le) && errors.Is(err, ErrInvalidTransition) && le.State == lifecycle.CancelRequested {
 		a.ackCancel()
 		return
 	}
-	a.reported("release", err)
+	a.reported("release", rec, err)
 }
 
 // timeOut ends a job whose deadline passed. No owner operation does that,
@@ -150,7 +164,7 @@ func (a *attempt) release(reason string) {
 // the lifecycle checks the deadline against the store's clock. If that
 // clock disagrees, the job is released for the timeouts service to end.
 func (a *attempt) timeOut() {
-	_, err := a.p.store.JobApply(a.background(), &store.JobApplyParams{
+	rec, err := a.p.store.JobApply(a.background(), &store.JobApplyParams{
 		JobID:   a.job.rec.ID,
 		Command: lifecycle.Command{Op: lifecycle.OpTimeOut, Actor: lifecycle.ActorSystem, ActorID: a.p.cfg.WorkerID, Deadline: true},
 	})
@@ -158,22 +172,23 @@ func (a *attempt) timeOut() {
 		a.release("the deadline passed by the worker's clock")
 		return
 	}
-	a.reported("time_out", err)
+	a.reported("time_out", rec, err)
 }
 
-// reported logs and counts a report the store refused, and says whether it
-// was accepted.
-func (a *attempt) reported(op string, err error) bool {
+// reported logs and counts a report the store refused, tells
+// Config.OnOutcome how the attempt ended, and says whether it was accepted.
+func (a *attempt) reported(op string, rec JobRecord, err error) bool {
+	a.outcome(op, rec, err)
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, ErrStaleLease):
 		a.p.stats.stale.Add(1)
-		a.p.log.Warn("stint: a report was rejected: the job is no longer this worker's", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Warn("stint: a report was rejected: the job is no longer this worker's", a.jobLog("op", op, "error", err)...)
 	case store.IsRejection(err):
-		a.p.log.Warn("stint: a report was rejected", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Warn("stint: a report was rejected", a.jobLog("op", op, "error", err)...)
 	default:
-		a.p.log.Error("stint: could not report a job's outcome; it is retried when its lease expires", "job", a.job.rec.ID, "op", op, "error", err)
+		a.p.log.Error("stint: could not report a job's outcome; it is retried when its lease expires", a.jobLog("op", op, "error", err)...)
 	}
 	return false
 }

@@ -48,6 +48,10 @@ func (p *Pool) Stop(ctx context.Context) error {
 	close(p.background)
 	p.bgDone.Wait()
 	p.unsub()
+	p.unsubLease()
+	if p.maint != nil {
+		p.maint.Stop()
+	}
 	p.stopErr = err
 	close(p.stopped)
 	return err

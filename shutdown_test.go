@@ -137,3 +137,33 @@ func TestPoolStartAndStop(t *testing.T) {
 		}
 	})
 }
+
+// A graceful stop never costs a retry: a job released by Stop on its last
+// attempt is requeued, not dead-lettered, and its failures stay 0. (The
+// retry budget counting failures is the lifecycle's; this checks the pool
+// releases rather than fails.)
+func TestShutdownNeverCostsARetry(t *testing.T) {
+	t.Parallel()
+	onBoth(t, func(t *testing.T, e *env) {
+		id := e.enqueue(stint.Spec{Kind: "long", MaxAttempts: 1}).ID
+		for round := 1; round <= 3; round++ {
+			b := newBlocker()
+			p, err := stint.NewPool(e.s, muxOf("long", b), e.config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			receive(t, b.started, "the handler to start")
+			go func() { b.release <- <-b.causes }() // returns the shutdown cause
+			if err := p.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			j := e.get(id)
+			if j.State != stint.Queued || j.Attempt != round || j.Failures != 0 {
+				t.Fatalf("after stop %d the job is %s, attempt %d, failures %d: want queued, %d, 0", round, j.State, j.Attempt, j.Failures, round)
+			}
+		}
+	})
+}

@@ -18,6 +18,7 @@ const (
 	DefaultBatch          = 1000
 	DefaultProducers      = 4
 	DefaultLatencySamples = 1000
+	DefaultCancelSamples  = 100
 	// DefaultKind is the kind of the benchmark's no-op jobs.
 	DefaultKind = "bench.noop"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	// LatencySamples is how many jobs the pickup-latency phase enqueues, one
 	// at a time, into the idle pool. Negative skips the phase. Defaults to 1000.
 	LatencySamples int
+	// CancelSamples is how many jobs the cancel-latency phase runs and
+	// cancels, one at a time. Negative skips the phase. Defaults to 100.
+	CancelSamples int
 	// Kind is the kind of the no-op jobs. Defaults to "bench.noop".
 	Kind string
 	// Pool configures the worker pool; its zero value, the default
@@ -51,7 +55,7 @@ type Config struct {
 
 // Progress is where a running benchmark stands.
 type Progress struct {
-	// Phase is "enqueue", "work", "pickup" or "check".
+	// Phase is "enqueue", "work", "pickup", "cancel" or "check".
 	Phase string
 	Done  int
 	Total int
@@ -75,6 +79,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.LatencySamples < 0 {
 		c.LatencySamples = 0
+	}
+	if c.CancelSamples == 0 {
+		c.CancelSamples = DefaultCancelSamples
+	}
+	if c.CancelSamples < 0 {
+		c.CancelSamples = 0
 	}
 	if c.Kind == "" {
 		c.Kind = DefaultKind
@@ -110,6 +120,9 @@ type Report struct {
 	// Pickup is the time from Enqueue's return to the handler's start, for
 	// jobs enqueued one at a time into the idle, running pool.
 	Pickup Latency `json:"pickup"`
+	// Cancel is the time from a soft Cancel's return to the running
+	// handler's context ending, for jobs run one at a time.
+	Cancel Latency `json:"cancel"`
 	// Memory is the process's peak memory over the whole run.
 	Memory Memory `json:"memory"`
 	// Check says whether every job succeeded exactly once.
@@ -169,6 +182,12 @@ type runner struct {
 	mu      sync.Mutex
 	runs    map[string]int32 // handler calls per job
 	started chan startedJob  // during the pickup phase
+
+	// cancelStarted and cancelEnded hear from the cancel phase's handler.
+	cancelStarted, cancelEnded chan startedJob
+	// otherEvents counts the events of the cancel phase's jobs, which the
+	// check leaves out.
+	otherEvents int
 }
 
 type startedJob struct {
@@ -183,6 +202,7 @@ func (r *runner) run(ctx context.Context) (rep Report, err error) {
 	}
 	mux := stint.NewMux()
 	mux.HandleFunc(r.cfg.Kind, r.handle)
+	mux.HandleFunc(r.cancelKind(), r.handleCancel)
 	if r.pool, err = stint.NewPool(r.s, mux, r.cfg.Pool); err != nil {
 		return rep, err
 	}
@@ -196,6 +216,11 @@ func (r *runner) run(ctx context.Context) (rep Report, err error) {
 		rep.Pickup, err = r.pickup(ctx)
 		if err != nil {
 			err = fmt.Errorf("bench: pickup latency: %w", err)
+		}
+	}
+	if err == nil {
+		if rep.Cancel, err = r.cancelLatency(ctx); err != nil {
+			err = fmt.Errorf("bench: cancel latency: %w", err)
 		}
 	} else {
 		err = fmt.Errorf("bench: work: %w", err)

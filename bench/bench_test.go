@@ -36,7 +36,7 @@ func TestRun(t *testing.T) {
 			var mu sync.Mutex
 			phases := map[string]bench.Progress{}
 			rep, err := bench.Run(t.Context(), s, bench.Config{
-				Jobs: 500, Batch: 64, Producers: 3, LatencySamples: 20,
+				Jobs: 500, Batch: 64, Producers: 3, LatencySamples: 20, CancelSamples: 3,
 				Pool: stint.Config{Logger: slog.New(slog.DiscardHandler)},
 				Progress: func(p bench.Progress) {
 					mu.Lock()
@@ -64,13 +64,16 @@ func TestRun(t *testing.T) {
 			if p.Samples != 20 || !(p.P50MS <= p.P95MS && p.P95MS <= p.P99MS && p.P99MS <= p.MaxMS) {
 				t.Errorf("pickup %+v: want 20 samples, p50 <= p95 <= p99 <= max", p)
 			}
+			if c := rep.Cancel; c.Samples != 3 || !(c.P50MS <= c.P99MS && c.P99MS <= c.MaxMS) {
+				t.Errorf("cancel %+v: want 3 samples, p50 <= p99 <= max", c)
+			}
 			if rep.Memory.PeakHeapBytes == 0 || rep.Memory.PeakGoBytes < rep.Memory.PeakHeapBytes {
 				t.Errorf("memory %+v", rep.Memory)
 			}
 			if rep.Pool.Queues["default"] != stint.DefaultMaxWorkers || rep.Pool.FetchLimit != stint.DefaultFetchLimit {
 				t.Errorf("pool %+v: want the default configuration", rep.Pool)
 			}
-			for _, phase := range []string{"enqueue", "work", "pickup"} {
+			for _, phase := range []string{"enqueue", "work", "pickup", "cancel"} {
 				if got := phases[phase]; got.Done != got.Total || got.Total == 0 {
 					t.Errorf("the last progress of %s is %+v, want done == total", phase, got)
 				}
@@ -91,7 +94,7 @@ func TestRunFindsStrayJobs(t *testing.T) {
 	if _, err := s.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: []stint.Spec{{Kind: bench.DefaultKind, Queue: "elsewhere"}}}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := bench.Run(t.Context(), s, bench.Config{Jobs: 10, LatencySamples: -1, Pool: stint.Config{Logger: slog.New(slog.DiscardHandler)}})
+	rep, err := bench.Run(t.Context(), s, bench.Config{Jobs: 10, LatencySamples: -1, CancelSamples: -1, Pool: stint.Config{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (r *runner) check(ctx context.Context) (Check, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Events = rep.Events
+	c.Events = rep.Events - r.otherEvents
 	c.Findings = append(c.Findings, rep.Findings...)
 	if first != "" {
 		evs, err := r.s.JobEvents(ctx, first)

@@ -30,18 +30,22 @@ type benchOptions struct {
 	cpuProfile string
 	asJSON     bool
 	noProgress bool
+	viaAPI     bool // cli/server.go: the pool and producers work through an API server
 }
 
 func (a *app) benchCmd() *cobra.Command {
 	o := benchOptions{cfg: bench.Config{Jobs: bench.DefaultJobs, Batch: bench.DefaultBatch,
-		Producers: bench.DefaultProducers, LatencySamples: bench.DefaultLatencySamples}}
+		Producers: bench.DefaultProducers, LatencySamples: bench.DefaultLatencySamples,
+		CancelSamples: bench.DefaultCancelSamples}}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure enqueue and work throughput, pickup latency and memory",
 		Long: "bench enqueues --jobs no-op jobs in batches (EnqueueMany), then works them with a\n" +
 			"worker pool in its DEFAULT configuration, and prints jobs/s for both phases. Then it\n" +
 			"enqueues --latency-samples jobs one at a time into the idle pool and prints the\n" +
-			"pickup latency (Enqueue returned → handler started, p50/p95/p99), and the peak\n" +
+			"pickup latency (Enqueue returned → handler started, p50/p95/p99). Then it runs\n" +
+			"--cancel-samples jobs one at a time, soft-cancels each while its handler runs, and\n" +
+			"prints the cancel latency (Cancel returned → handler's context ended), and the peak\n" +
 			"memory of the process. At the end it checks, from the jobs, their event logs and the\n" +
 			"handler's own count, that every job succeeded exactly once; it exits 1 if not.\n\n" +
 			"It runs on a fresh database: a temporary SQLite file (or --db naming a file that does\n" +
@@ -60,10 +64,13 @@ func (a *app) benchCmd() *cobra.Command {
 	f.Var(intFlag{p: &o.cfg.Batch, min: 1, max: store.MaxBatch}, "batch", "jobs per EnqueueMany call")
 	f.Var(intFlag{p: &o.cfg.Producers, min: 1, max: 256}, "producers", "EnqueueMany calls at once")
 	f.Var(intFlag{p: &o.cfg.LatencySamples, min: 0, max: 1_000_000}, "latency-samples", "jobs enqueued one at a time to measure pickup latency; 0 skips it")
+	f.Var(intFlag{p: &o.cfg.CancelSamples, min: 0, max: 1_000_000}, "cancel-samples", "jobs cancelled one at a time while they run, to measure cancel latency; 0 skips it")
 	f.BoolVar(&o.keep, "keep", false, "keep the database (the temporary SQLite file, or the PostgreSQL schema) and print where it is")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&o.viaAPI, "via-api", false, "serve the fresh database on a loopback API server and run producers and pool through it, to measure the cost of the network")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
+	cmd.AddCommand(a.benchSoakCmd())
 	return cmd
 }
 
@@ -90,11 +97,25 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 		defer profile.Close()
 	}
 
+	// 0 on the command line skips a phase; in bench.Config it means the default.
+	if o.cfg.LatencySamples == 0 {
+		o.cfg.LatencySamples = -1
+	}
+	if o.cfg.CancelSamples == 0 {
+		o.cfg.CancelSamples = -1
+	}
 	o.cfg.Pool.Logger = slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var bar *progressLine
 	if !o.noProgress && isTerminal(errOut) {
 		bar = &progressLine{w: errOut}
 		o.cfg.Progress = bar.show
+	}
+	if o.viaAPI {
+		var stop func()
+		if st, where, stop, err = a.benchViaAPI(ctx, st, where); err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if !o.asJSON {
 		fmt.Fprintf(out, "stint bench: %s no-op jobs on %s, worker pool in its default configuration\n", groupDigits(o.cfg.Jobs), where)
@@ -236,6 +257,10 @@ func writeBenchReport(w io.Writer, r benchResult, profile string) error {
 	if p := rep.Pickup; p.Samples > 0 {
 		t.row("pickup", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (%d jobs enqueued one at a time into the idle pool)",
 			p.P50MS, p.P95MS, p.P99MS, p.MaxMS, p.Samples))
+	}
+	if c := rep.Cancel; c.Samples > 0 {
+		t.row("cancel", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (Cancel returned → handler's context ended; %d running jobs cancelled one at a time)",
+			c.P50MS, c.P95MS, c.P99MS, c.MaxMS, c.Samples))
 	}
 	m := rep.Memory
 	t.row("memory", fmt.Sprintf("peak heap %s, peak Go runtime %s, peak RSS %s", mib(m.PeakHeapBytes), mib(m.PeakGoBytes), mib(m.MaxRSSBytes)))

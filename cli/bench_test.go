@@ -16,7 +16,7 @@ func TestBench(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
 	profile := filepath.Join(t.TempDir(), "cpu.out")
-	out := stint(t, db, "bench", "--jobs", "300", "--batch", "100", "--latency-samples", "10", "--json", "--cpuprofile", profile).ok(t).stdout
+	out := stint(t, db, "bench", "--jobs", "300", "--batch", "100", "--latency-samples", "10", "--cancel-samples", "3", "--json", "--cpuprofile", profile).ok(t).stdout
 	var rep struct {
 		Backend  string `json:"backend"`
 		Database string `json:"database"`
@@ -33,6 +33,9 @@ func TestBench(t *testing.T) {
 			Samples int     `json:"samples"`
 			P99MS   float64 `json:"p99_ms"`
 		} `json:"pickup"`
+		Cancel struct {
+			Samples int `json:"samples"`
+		} `json:"cancel"`
 		Check struct {
 			OK        bool `json:"ok"`
 			Succeeded int  `json:"succeeded"`
@@ -42,7 +45,7 @@ func TestBench(t *testing.T) {
 		t.Fatalf("--json printed %q: %v", out, err)
 	}
 	if rep.Backend != "sqlite" || !strings.Contains(rep.Database, db) || rep.Jobs != 300 || rep.Enqueue.Jobs != 300 ||
-		rep.Enqueue.Batch != 100 || rep.Enqueue.PerSecond <= 0 || rep.Work.PerSecond <= 0 || rep.Pickup.Samples != 10 ||
+		rep.Enqueue.Batch != 100 || rep.Enqueue.PerSecond <= 0 || rep.Work.PerSecond <= 0 || rep.Pickup.Samples != 10 || rep.Cancel.Samples != 3 ||
 		!rep.Check.OK || rep.Check.Succeeded != 310 {
 		t.Errorf("report %+v", rep)
 	}
@@ -57,7 +60,7 @@ func TestBench(t *testing.T) {
 func TestBenchHuman(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	r := stintEnv(t, envWithTmp(tmp), "bench", "--jobs", "50", "--latency-samples", "5").ok(t)
+	r := stintEnv(t, envWithTmp(tmp), "bench", "--jobs", "50", "--latency-samples", "5", "--cancel-samples", "0").ok(t)
 	for _, want := range []string{"stint bench: 50 no-op jobs on SQLite", "enqueue  ", "work  ", "pickup  ", "p99", "memory  ", "check    ok: 55 jobs succeeded exactly once"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the report lacks %q:\n%s", want, r.stdout)

@@ -38,10 +38,11 @@ type devOptions struct {
 	concurrency int
 	enqueueDemo bool
 	grace       time.Duration
+	api         string // where the API is served (cli/server.go)
 }
 
 func (a *app) devCmd() *cobra.Command {
-	o := devOptions{queues: lifecycle.DefaultQueue, concurrency: stint.DefaultMaxWorkers, grace: devGrace}
+	o := devOptions{queues: lifecycle.DefaultQueue, concurrency: stint.DefaultMaxWorkers, grace: devGrace, api: "127.0.0.1:7777"}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run stint in one process with demo workers (start here)",
@@ -72,6 +73,7 @@ func (a *app) devCmd() *cobra.Command {
 	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "workers per queue when --queues gives no number")
 	f.BoolVar(&o.enqueueDemo, "enqueue-demo", false, "enqueue the demo jobs at start (default: only when the database has no jobs)")
+	f.StringVar(&o.api, "api", o.api, "loopback address to serve the API on (see `stint server`)")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
 	return cmd
 }
@@ -116,10 +118,14 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	// The services say what they changed (Info); the pool's and the
 	// election's Info lines would repeat narrate's and the banner's.
 	logger, quiet := devLogger(out, slog.LevelInfo), devLogger(out, slog.LevelWarn)
+	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+		return err
+	}
 
 	mux := stint.NewMux()
 	demo.Register(mux, a.env.Clock)
 	mux.Use(narrate(out, a.env.Clock))
+	traceDev(st, mux)
 
 	// The pool and the services run until stopped here, not when ctx ends,
 	// so that they stop in order.
@@ -140,11 +146,16 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if grace == 0 {
 		grace = -1 // the pool's "no grace"
 	}
-	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet})
+	// The pool leaves the services to m, which narrates its elections.
+	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: grace, Clock: a.env.Clock, Logger: quiet,
+		NoMaintenance: true, OnOutcome: narrateOutcome(out, a.env.Clock)})
 	if err != nil {
 		return err
 	}
 
+	if err := observeDevPool(st, pool, queues); err != nil {
+		return err
+	}
 	a.devBanner(out, queues, order)
 	if err := m.Start(runCtx); err != nil {
 		return err
@@ -170,6 +181,12 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 		return err
 	}
 	defer stopOutbox()
+	stopAPI, err := a.startDevAPI(context.WithoutCancel(ctx), out, st, o.api)
+	if err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+	defer stopAPI()
 
 	<-ctx.Done()
 	fmt.Fprintf(out, "\n%s stopping: no new claims; running jobs get %s to finish, then are released (Ctrl-C again quits at once)\n",
@@ -239,32 +256,53 @@ func (a *app) enqueueDemo(ctx context.Context, st store.Store, out io.Writer, wa
 	return nil
 }
 
-// narrate is middleware that prints one line when an attempt starts and
-// one when its handler returns.
+// narrate is middleware that prints one line when an attempt starts.
+// How it ended is printed by narrateOutcome, once the store has answered.
 func narrate(out io.Writer, clk interface{ Now() time.Time }) stint.Middleware {
 	return func(next stint.Handler) stint.Handler {
 		return stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
-			began := clk.Now()
-			line := func(what, detail string) {
-				fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d%s\n", stamp(clk), what, j.ID(), j.Kind(), j.Attempt(), j.MaxAttempts(), detail)
-			}
-			line("started", "")
-			err := next.Work(ctx, j)
-			took := fmt.Sprintf(" in %s", clk.Now().Sub(began).Round(time.Millisecond))
-			switch {
-			case err == nil:
-				line("succeeded", took)
-			case errors.Is(err, stint.ErrBudgetExceeded):
-				line("halted", took+": "+firstLineOf(err.Error()))
-			case ctx.Err() != nil:
-				line("stopped", took+": "+firstLineOf(context.Cause(ctx).Error()))
-			case j.Attempt() >= j.MaxAttempts():
-				line("failed", took+": "+firstLineOf(err.Error())+" (its last attempt: see `dlq ls`)")
-			default:
-				line("failed", took+": "+firstLineOf(err.Error()))
-			}
-			return err
+			fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d\n", stamp(clk), "started", j.ID(), j.Kind(), j.Attempt(), j.MaxAttempts())
+			return next.Work(ctx, j)
 		})
+	}
+}
+
+// narrateOutcome prints one line for each attempt that ended, saying what
+// the store recorded: a handler that returned nil for a job cancelled
+// meanwhile is "lost", never "succeeded".
+func narrateOutcome(out io.Writer, clk interface{ Now() time.Time }) func(stint.Outcome) {
+	return func(o stint.Outcome) {
+		j := o.Job
+		line := func(what, detail string) {
+			fmt.Fprintf(out, "%s %-9s %s %-13s attempt %d/%d in %s%s\n", stamp(clk), what, j.ID, j.Kind, j.Attempt, j.MaxAttempts,
+				o.Took.Round(time.Millisecond), detail)
+		}
+		herr := ""
+		if o.HandlerErr != nil {
+			herr = ": " + firstLineOf(o.HandlerErr.Error())
+		}
+		switch {
+		case errors.Is(o.Err, stint.ErrLeaseLost) || errors.Is(o.Err, stint.ErrStaleLease):
+			line("lost", ": the job is no longer this worker's ("+firstLineOf(o.Err.Error())+"); what the handler returned does not count")
+		case errors.Is(o.Err, stint.ErrBudgetExceeded):
+			line("halted", ": "+firstLineOf(o.Err.Error()))
+		case o.Err != nil:
+			line("unsaved", ": the outcome could not be written ("+firstLineOf(o.Err.Error())+"); the job runs again when its lease expires")
+		case j.State == lifecycle.Succeeded:
+			line("succeeded", "")
+		case j.State == lifecycle.Retrying:
+			line("failed", herr+" (retry at "+j.RunAt.Format("15:04:05.000")+")")
+		case j.State == lifecycle.DeadLettered && o.Op == "fail":
+			line("failed", herr+" (its last attempt: see `dlq ls`)")
+		case j.State == lifecycle.Queued || j.State == lifecycle.Stalled:
+			line("stopped", herr+" (released to its queue: the worker is stopping)")
+		case j.State == lifecycle.Halted:
+			line("halted", ": "+j.Reason)
+		case j.State == lifecycle.TimedOut:
+			line("timed out", herr)
+		default:
+			line(string(j.State), herr)
+		}
 	}
 }
 

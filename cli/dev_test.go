@@ -216,7 +216,7 @@ func TestDevKeepsAnExistingDatabase(t *testing.T) {
 		return strings.Contains(d.out.String(), "succeeded "+id)
 	})
 	if code := d.stop(t); code != cli.ExitOK {
-		t.Fatalf("exit %d", code)
+		t.Fatalf("exit %d: %s", code, d.errOut.String())
 	}
 	out := d.out.String()
 	if strings.Contains(out, "enqueued") {

@@ -15,8 +15,7 @@ import (
 const maxErrorCell = 72
 
 func (a *app) dlqLsCmd() *cobra.Command {
-	p := store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered}, Limit: 100}
-	var asJSON bool
+	o := listOptions{p: store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered}, Limit: 100}}
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
@@ -28,9 +27,9 @@ func (a *app) dlqLsCmd() *cobra.Command {
 		Example: `  stint dlq ls
   stint dlq ls --kind email.send --json`,
 		Args: cobra.NoArgs,
-		RunE: a.listJobs(&p, &asJSON, writeDLQTable),
+		RunE: a.listJobs(&o, writeDLQTable),
 	}
-	jobListFlags(cmd.Flags(), &p, &asJSON)
+	jobListFlags(cmd.Flags(), &o)
 	return cmd
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ import (
 
 func TestEnqueueEveryFlag(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	runAt := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	deadline := runAt.Add(24 * time.Hour)
 	r := stint(t, db, "enqueue", "--kind", "email.send", "--queue", "mail", "--payload", `{"to": "ada"}`,
@@ -37,7 +39,7 @@ func TestEnqueueEveryFlag(t *testing.T) {
 
 func TestEnqueueDefaults(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	id := strings.TrimSpace(stint(t, db, "enqueue", "--kind", "k").ok(t).stdout)
 	j := getJob(t, db, id)
 	if j.Queue != lifecycle.DefaultQueue || j.State != lifecycle.Queued || j.Priority != 0 || j.MaxAttempts != lifecycle.DefaultMaxAttempts {
@@ -47,7 +49,7 @@ func TestEnqueueDefaults(t *testing.T) {
 
 func TestEnqueueNumericPriority(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	id := strings.TrimSpace(stint(t, db, "enqueue", "--kind", "k", "--priority", "-7").ok(t).stdout)
 	if p := getJob(t, db, id).Priority; p != -7 {
 		t.Errorf("priority %d, want -7", p)
@@ -56,7 +58,7 @@ func TestEnqueueNumericPriority(t *testing.T) {
 
 func TestEnqueueJSON(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	r := stint(t, db, "enqueue", "--kind", "k", "--payload", `[1,2]`, "--json").ok(t)
 
 	var fields map[string]json.RawMessage
@@ -79,7 +81,7 @@ func TestEnqueueJSON(t *testing.T) {
 
 func TestEnqueueDedupe(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	first := stint(t, db, "enqueue", "--kind", "k", "--dedupe-key", "once").ok(t)
 	again := stint(t, db, "enqueue", "--kind", "k", "--dedupe-key", "once")
 
@@ -98,7 +100,7 @@ func TestEnqueueDedupe(t *testing.T) {
 
 func TestEnqueueDBFromEnvironment(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	env := cli.Env{Getenv: func(k string) string {
 		if k == cli.EnvDB {
 			return db
@@ -118,4 +120,69 @@ func compact(t *testing.T, raw json.RawMessage) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+func TestEnqueueSetsEverySpecField(t *testing.T) {
+	t.Parallel()
+	db := migratedDB(t)
+	r := stint(t, db, "enqueue", "--kind", "chat", "--topic", "job.chat.simple", "--context-ptr", "s3://b/k",
+		"--adapter-id", "gpt", "--env", "locale=de", "--env", "tier=gold", "--correlation-id", "req-1", "--trace-id", "trace-1",
+		"--budget-runtime", "10m", "--budget-steps", "50", "--budget-cost", "7", "--parent", "parent-1",
+		"--on-exhausted", "failed", "--cancel-grace", "5s").ok(t)
+	j := getJob(t, db, strings.TrimSpace(r.stdout))
+	got := []any{j.Topic, j.ContextPtr, j.AdapterID, j.Env["locale"], j.Env["tier"], j.CorrelationID, j.TraceID,
+		j.Budget != nil && j.Budget.MaxRuntime.D() == 10*time.Minute && j.Budget.MaxSteps == 50 && j.Budget.MaxCost == 7,
+		j.ParentJobID, j.OnExhausted, j.CancelGrace.D()}
+	want := []any{"job.chat.simple", "s3://b/k", "gpt", "de", "gold", "req-1", "trace-1", true, "parent-1", lifecycle.Failed, 5 * time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("field %d of the job: got %v, want %v (job %+v)", i, got[i], want[i], j)
+		}
+	}
+}
+
+func TestEnqueuePayloadFromFileAndStdin(t *testing.T) {
+	t.Parallel()
+	db := migratedDB(t)
+	// Over the OS's ~128 KB argument limit: only a file or stdin can carry it.
+	big := `{"text":"` + strings.Repeat("x", 300<<10) + `"}`
+	file := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(file, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile := strings.TrimSpace(stint(t, db, "enqueue", "--kind", "k", "--payload", "@"+file).ok(t).stdout)
+	env := cli.Env{Stdin: strings.NewReader(big)}
+	fromStdin := strings.TrimSpace(stintEnv(t, env, "--db", db, "enqueue", "--kind", "k", "--payload", "-").ok(t).stdout)
+	for _, id := range []string{fromFile, fromStdin} {
+		if p := getJob(t, db, id).Payload; len(p) != len(big) {
+			t.Errorf("job %s has a payload of %d bytes, want %d", id, len(p), len(big))
+		}
+	}
+}
+
+func TestEnqueueBadSpecFlags(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte("{nope"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"env without =", []string{"--env", "locale"}, "expected KEY=VALUE"},
+		{"env twice", []string{"--env", "a=1", "--env", "a=2"}, `env key "a" is given twice`},
+		{"on-exhausted", []string{"--on-exhausted", "retry"}, "expected dead_lettered or failed"},
+		{"budget steps", []string{"--budget-steps", "0"}, "expected a positive integer"},
+		{"payload file missing", []string{"--payload", "@" + filepath.Join(t.TempDir(), "none.json")}, "read the payload from"},
+		{"payload file not json", []string{"--payload", "@" + bad}, "is not a JSON document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := migratedDB(t)
+			stint(t, db, append([]string{"enqueue", "--kind", "k"}, tt.args...)...).usageError(t, tt.want)
+		})
+	}
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/stint-dev/stint/cli"
 )
 
-// Main runs one command line and returns its exit code: 0 on success, 2 for
-// bad input, with one line on stderr saying what was expected.
+// Main runs one command line and returns its exit code: 0 on success, 1
+// for findings, 2 for bad input, 4 for something that does not exist, with
+// one line on stderr saying what was expected.
 func ExampleMain() {
 	dir, err := os.MkdirTemp("", "stint-example")
 	if err != nil {
@@ -24,6 +25,7 @@ func ExampleMain() {
 	quiet := cli.Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: noEnv}
 	shown := cli.Env{Stdout: os.Stdout, Stderr: os.Stdout, Getenv: noEnv}
 
+	cli.Main(ctx, []string{"--db", db, "migrate"}, quiet)
 	cli.Main(ctx, []string{"--db", db, "enqueue", "--kind", "email.send", "--payload", `{"to": "ada"}`}, quiet)
 	verified := cli.Main(ctx, []string{"--db", db, "verify"}, shown)
 	rejected := cli.Main(ctx, []string{"--db", db, "enqueue", "--kind", "email.send", "--priority", "urgent"}, shown)

@@ -19,8 +19,11 @@ const (
 	// ExitFailure: the system failed (database unreachable, I/O error), or
 	// verify found problems.
 	ExitFailure = 1
-	// ExitUsage: the input was wrong; nothing was changed.
+	// ExitUsage: the input was wrong (a bad flag or value, a missing or
+	// outdated database, a request the store refused); nothing was changed.
 	ExitUsage = 2
+	// ExitNotFound: the job (or other thing) named does not exist.
+	ExitNotFound = 4
 )
 
 // ExitError ends a command with an exit code. Main prints Err on one line
@@ -61,10 +64,14 @@ func run(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 	}
 }
 
-// exitCode maps a store or lifecycle error to an exit code: a request the
-// store refused is the user's to fix; anything else is a failure.
+// exitCode maps a store or lifecycle error to an exit code: something that
+// does not exist is not found; a request the store refused is the user's to
+// fix; anything else is a failure.
 func exitCode(err error) int {
-	for _, kind := range []error{store.ErrValidation, store.ErrNotFound, store.ErrInvalidTransition, store.ErrRequestConflict} {
+	if errors.Is(err, store.ErrNotFound) {
+		return ExitNotFound
+	}
+	for _, kind := range []error{store.ErrValidation, store.ErrInvalidTransition, store.ErrRequestConflict} {
 		if errors.Is(err, kind) {
 			return ExitUsage
 		}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -83,27 +82,6 @@ func (f durationFlag) Set(s string) error {
 }
 
 func (durationFlag) Type() string { return "duration" }
-
-// jsonFlag reads a JSON document.
-type jsonFlag struct{ raw *json.RawMessage }
-
-func (f jsonFlag) String() string {
-	if f.raw == nil {
-		return ""
-	}
-	return string(*f.raw)
-}
-
-func (f jsonFlag) Set(s string) error {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return fmt.Errorf("expected a JSON document such as '{\"n\": 1}' (%v)", err)
-	}
-	*f.raw = json.RawMessage(s)
-	return nil
-}
-
-func (jsonFlag) Type() string { return "json" }
 
 // intFlag reads an integer within [min, max].
 type intFlag struct {

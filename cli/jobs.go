@@ -11,6 +11,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsShowCmd(),
 		a.jobsEventsCmd(),
 		a.jobsCancelCmd(),
+		a.jobsLogsCmd(), // cli/jobs_logs.go: the output stint worker --exec keeps
 	)
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"io"
 	"strconv"
 
@@ -30,16 +31,33 @@ func (a *app) jobsEventsCmd() *cobra.Command {
 	return cmd
 }
 
-// writeEventTable writes events as an aligned table in log order.
+// writeEventTable writes events as an aligned table in log order, times to
+// the millisecond; a failed attempt shows its error, from the event's
+// details.
 func writeEventTable(w io.Writer, events []lifecycle.Event) error {
-	t := newTable(w, "REV", "TYPE", "FROM", "TO", "ACTOR", "ATTEMPT", "AT", "REASON")
+	t := newTable(w, "REV", "TYPE", "FROM", "TO", "ACTOR", "ATTEMPT", "AT", "REASON", "ERROR")
 	for _, e := range events {
 		actor := string(e.Actor)
 		if e.ActorID != "" {
 			actor += "/" + e.ActorID
 		}
 		t.row(strconv.FormatInt(e.Rev, 10), string(e.Type), e.FromState.String(), e.ToState.String(),
-			actor, strconv.Itoa(e.Attempt), fmtTime(e.At), e.Reason)
+			actor, strconv.Itoa(e.Attempt), fmtTimeMS(e.At), e.Reason, eventError(e))
 	}
 	return t.flush()
+}
+
+// eventError is the error an event's details record ("code: message"), or
+// empty.
+func eventError(e lifecycle.Event) string {
+	if len(e.Details) == 0 {
+		return ""
+	}
+	var d struct {
+		Error *lifecycle.JobError `json:"error"`
+	}
+	if json.Unmarshal(e.Details, &d) != nil || d.Error == nil {
+		return ""
+	}
+	return oneLine(d.Error.Code + ": " + d.Error.Message)
 }

@@ -11,20 +11,21 @@ import (
 )
 
 func (a *app) jobsLsCmd() *cobra.Command {
-	p := store.JobListParams{Limit: 100}
-	var asJSON bool
+	o := listOptions{p: store.JobListParams{Limit: 100}}
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
-		Short:   "List jobs, oldest first",
+		Short:   "List jobs, oldest first (--newest for newest first), a page at a time",
 		Example: `  stint jobs ls --state queued,running --queue default
-  stint jobs ls --after 0190f3a2-... --limit 50`,
+  stint jobs ls --after 0190f3a2-... --limit 50
+  stint jobs ls --newest --limit 10
+  stint jobs ls --all --json`,
 		Args: cobra.NoArgs,
-		RunE: a.listJobs(&p, &asJSON, writeJobTable),
+		RunE: a.listJobs(&o, writeJobTable),
 	}
 	f := cmd.Flags()
-	f.Var(statesFlag{&p.States}, "state", "only jobs in these states (comma-separated or repeated): "+stateNames())
-	jobListFlags(f, &p, &asJSON)
+	f.Var(statesFlag{&o.p.States}, "state", "only jobs in these states (comma-separated or repeated): "+stateNames())
+	jobListFlags(f, &o)
 	return cmd
 }
 

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -53,25 +56,47 @@ func writeJobDetail(w io.Writer, j lifecycle.Job) error {
 	line("topic", j.Topic)
 	line("state", string(j.State))
 	line("priority", strconv.Itoa(j.Priority))
-	line("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	// attempt counts claims; failures the attempts that count against
+	// max_attempts (a release on a graceful stop does not).
+	line("attempt", strconv.Itoa(j.Attempt))
+	line("failures", strconv.Itoa(j.Failures))
+	line("max_attempts", strconv.Itoa(j.MaxAttempts))
+	line("on_exhausted", string(j.OnExhausted))
 	line("rev", strconv.FormatInt(j.Rev, 10))
 	line("run_at", fmtTime(j.RunAt))
 	line("created_at", fmtTime(j.CreatedAt))
 	line("updated_at", fmtTime(j.UpdatedAt))
 	line("started_at", fmtTimePtr(j.StartedAt))
+	line("attempt_started_at", fmtTimePtr(j.AttemptStartedAt))
 	line("finished_at", fmtTimePtr(j.FinishedAt))
+	if j.ExecutionMS != 0 {
+		line("execution_ms", strconv.FormatInt(j.ExecutionMS, 10))
+	}
 	line("dedupe_key", j.DedupeKey)
 	if j.Timeout != 0 {
 		line("timeout", j.Timeout.D().String())
 	}
+	line("timeout_at", fmtTimePtr(j.TimeoutAt))
 	line("deadline", fmtTimePtr(j.Deadline))
+	if j.CancelGrace != 0 {
+		line("cancel_grace", j.CancelGrace.D().String())
+	}
+	line("budget", fmtBudget(j.Budget))
+	line("usage", fmtUsage(j.Usage))
 	line("owner", j.Owner)
 	line("lease_id", j.LeaseID)
 	line("lease_expires_at", fmtTimePtr(j.LeaseExpiresAt))
 	line("cancel_deadline", fmtTimePtr(j.CancelDeadline))
+	line("lease_ended_by", string(j.LeaseEndedBy))
 	line("last_owner", j.LastOwner)
+	line("last_lease_id", j.LastLeaseID)
+	line("last_lease_expires_at", fmtTimePtr(j.LastLeaseExpiresAt))
 	line("phase", j.Phase)
 	line("payload", compactJSON(j.Payload))
+	line("context_ptr", j.ContextPtr)
+	line("adapter_id", j.AdapterID)
+	line("env", fmtEnv(j.Env))
+	line("checkpoint", compactJSON(j.Checkpoint))
 	line("progress", compactJSON(j.Progress))
 	line("result", compactJSON(j.Result))
 	line("result_ptr", j.ResultPtr)
@@ -80,8 +105,21 @@ func writeJobDetail(w io.Writer, j lifecycle.Job) error {
 	line("reason_code", j.ReasonCode)
 	line("reason", j.Reason)
 	line("run_id", j.RunID)
+	if j.RunID != "" {
+		line("step_index", strconv.Itoa(j.StepIndex))
+	}
+	line("depends_on", strings.Join(j.DependsOn, ","))
 	line("parent_job_id", j.ParentJobID)
+	line("replay_of", j.ReplayOf)
 	line("correlation_id", j.CorrelationID)
+	line("trace_id", j.TraceID)
+	if p, ok := lifecycle.ProvenanceOf(j); ok {
+		digest := p.ResultDigest
+		if digest == "" {
+			digest = "no result"
+		}
+		line("provenance", fmt.Sprintf("%s after %d attempts, %d events, %s", p.FinalState, p.Attempts, p.Events, digest))
+	}
 	return tw.Flush()
 }
 
@@ -102,8 +140,54 @@ func fmtJobError(e *lifecycle.JobError) string {
 		return ""
 	}
 	s := e.Code + ": " + e.Message
+	var notes []string
 	if e.Class != "" {
-		s += " (" + string(e.Class) + ")"
+		notes = append(notes, string(e.Class))
+	}
+	if e.Attempt > 0 {
+		notes = append(notes, "attempt "+strconv.Itoa(e.Attempt))
+	}
+	if len(notes) > 0 {
+		s += " (" + strings.Join(notes, ", ") + ")"
 	}
 	return s
+}
+
+func fmtBudget(b *lifecycle.Budget) string {
+	if b == nil {
+		return ""
+	}
+	var parts []string
+	if b.MaxRuntime > 0 {
+		parts = append(parts, "runtime "+b.MaxRuntime.D().String())
+	}
+	if b.MaxSteps > 0 {
+		parts = append(parts, "steps "+strconv.FormatInt(b.MaxSteps, 10))
+	}
+	if b.MaxCost > 0 {
+		parts = append(parts, "cost "+strconv.FormatInt(b.MaxCost, 10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtUsage(u lifecycle.Usage) string {
+	var parts []string
+	if u.RuntimeMS > 0 {
+		parts = append(parts, fmt.Sprintf("runtime %dms", u.RuntimeMS))
+	}
+	if u.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("steps %d", u.Steps))
+	}
+	if u.Cost > 0 {
+		parts = append(parts, fmt.Sprintf("cost %d", u.Cost))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtEnv(env map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, ",")
 }

@@ -1,12 +1,16 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stint-dev/stint/cli"
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 )
 
 func TestJobsLs(t *testing.T) {
@@ -24,7 +28,9 @@ func TestJobsLs(t *testing.T) {
 		{"queue", []string{"--queue", "batch"}, []string{s.done, s.running}},
 		{"kind", []string{"--kind", "mail"}, []string{s.scheduled, s.queued}},
 		{"queue and state", []string{"--queue", "batch", "--state", "queued"}, nil},
-		{"limit", []string{"--limit", "2"}, []string{s.done, s.running}},
+		{"all", []string{"--all", "--limit", "1"}, []string{s.done, s.running, s.scheduled, s.queued}},
+		{"newest first", []string{"--newest"}, []string{s.queued, s.scheduled, s.running, s.done}},
+		{"newest first, after", []string{"--newest", "--after", s.scheduled}, []string{s.running, s.done}},
 		{"after", []string{"--after", s.running}, []string{s.scheduled, s.queued}},
 	}
 	for _, tt := range tests {
@@ -63,12 +69,19 @@ func TestJobsShow(t *testing.T) {
 	t.Parallel()
 	s := newSeeded(t)
 	human := stint(t, s.db, "jobs", "show", s.done).ok(t).stdout
-	for _, want := range []string{"id:          " + s.done, "state:       succeeded", "result:      {\"pages\":3}", "attempt:     1 of 3", "last_owner:  w1"} {
-		if !strings.Contains(human, want+"\n") {
-			t.Errorf("show lacks the line %q:\n%s", want, human)
+	fields := map[string]string{}
+	for l := range strings.SplitSeq(strings.TrimSpace(human), "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		fields[k] = strings.TrimSpace(v)
+	}
+	want := map[string]string{"id": s.done, "state": "succeeded", "result": `{"pages":3}`, "attempt": "1", "failures": "0",
+		"max_attempts": "3", "last_owner": "w1", "execution_ms": "", "provenance": "succeeded after 1 attempts, 4 events, sha256:"}
+	for k, v := range want {
+		if got, ok := fields[k]; !strings.HasPrefix(got, v) || (!ok && v != "") {
+			t.Errorf("show's %s is %q, want %q:\n%s", k, got, v, human)
 		}
 	}
-	if strings.Contains(human, "lease_id:") {
+	if _, ok := fields["lease_id"]; ok {
 		t.Errorf("show prints an empty lease_id:\n%s", human)
 	}
 
@@ -148,4 +161,69 @@ func TestJobsCancelJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.ID != s.queued || j.State != lifecycle.Cancelled {
 		t.Errorf("--json printed %q (%v), want the cancelled job", out, err)
 	}
+}
+
+// jobs show prints every field that is set, and jobs events the error of
+// each failed attempt.
+func TestJobsShowAndEventsOfAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	var id string
+	withStore(t, db, func(ctx context.Context, st store.Store) {
+		id = mustEnqueue(t, st, lifecycle.Spec{Kind: "import", Env: map[string]string{"locale": "de"}, ContextPtr: "s3://b/k",
+			Budget: &lifecycle.Budget{MaxSteps: 100}, CorrelationID: "req-9", TraceID: "trace-9"}).ID
+		c := mustClaim(t, st, lifecycle.DefaultQueue, 1)[0]
+		own := store.OwnerParams{JobID: id, LeaseID: c.LeaseID}
+		if _, err := st.JobCheckpoint(ctx, &store.JobCheckpointParams{OwnerParams: own, Checkpoint: json.RawMessage(`{"row":40}`),
+			Progress: json.RawMessage(`{"pct":40}`), Phase: "uploading", Steps: 40}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.JobFail(ctx, &store.JobFailParams{OwnerParams: own, ExecutionMS: 1234,
+			Error: lifecycle.JobError{Code: "upstream", Message: "the bank said 503"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	show := stint(t, db, "jobs", "show", id).ok(t).stdout
+	for _, want := range []string{"failures:", "env:", "locale=de", "context_ptr:", "s3://b/k", "budget:", "steps 100", "usage:",
+		"steps 40", "checkpoint:", `{"row":40}`, "progress:", `{"pct":40}`, "phase:", "uploading", "last_error:",
+		"upstream: the bank said 503", "correlation_id:", "trace_id:", "trace-9", "state:", "retrying"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show lacks %q:\n%s", want, show)
+		}
+	}
+	events := stint(t, db, "jobs", "events", id).ok(t).stdout
+	var failedRow string
+	for l := range strings.SplitSeq(events, "\n") {
+		if strings.Contains(l, "retry_scheduled") {
+			failedRow = l
+		}
+	}
+	if !strings.Contains(failedRow, "upstream: the bank said 503") || !regexp.MustCompile(`T\d\d:\d\d:\d\d\.\d{3}Z`).MatchString(failedRow) {
+		t.Errorf("the retry_scheduled row %q lacks the error or a time to the millisecond:\n%s", failedRow, events)
+	}
+}
+
+// jobs ls pages: a page says when more follow and how to get them, --after
+// takes the page on, and an --after that names no job is an error.
+func TestJobsLsPages(t *testing.T) {
+	t.Parallel()
+	s := newSeeded(t)
+	first := stint(t, s.db, "jobs", "ls", "--limit", "2").ok(t).stdout
+	if !strings.Contains(first, s.running) || strings.Contains(first, s.scheduled) ||
+		!strings.Contains(first, "(more jobs follow: add --after "+s.running+" for the next page") {
+		t.Errorf("first page:\n%s", first)
+	}
+	r := stint(t, s.db, "jobs", "ls", "--limit", "2", "--json")
+	if r.code != cli.ExitOK || !strings.Contains(r.stderr, "--after "+s.running) {
+		t.Errorf("--json page: exit %d, stderr %q: want the hint on stderr", r.code, r.stderr)
+	}
+	second := stint(t, s.db, "jobs", "ls", "--limit", "2", "--after", s.running).ok(t).stdout
+	if !strings.Contains(second, s.queued) || strings.Contains(second, "more jobs follow") {
+		t.Errorf("last page:\n%s", second)
+	}
+	newest := stint(t, s.db, "jobs", "ls", "--newest", "--limit", "1").ok(t).stdout
+	if !strings.Contains(newest, s.queued) || !strings.Contains(newest, "--after "+s.queued) {
+		t.Errorf("newest page:\n%s", newest)
+	}
+	stint(t, s.db, "jobs", "ls", "--after", "garbage").usageError(t, `--after "garbage" names no job`)
 }

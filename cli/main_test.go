@@ -58,8 +58,20 @@ func (r result) ok(t *testing.T) result {
 // stdout, one line on stderr containing want.
 func (r result) usageError(t *testing.T, want string) {
 	t.Helper()
-	if r.code != cli.ExitUsage {
-		t.Errorf("exit %d, want %d (stderr %q)", r.code, cli.ExitUsage, r.stderr)
+	r.failed(t, cli.ExitUsage, want)
+}
+
+// notFound fails the test unless r says that what it named does not exist:
+// exit 4, nothing on stdout, one line on stderr containing want.
+func (r result) notFound(t *testing.T, want string) {
+	t.Helper()
+	r.failed(t, cli.ExitNotFound, want)
+}
+
+func (r result) failed(t *testing.T, code int, want string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d (stderr %q)", r.code, code, r.stderr)
 	}
 	if r.stdout != "" {
 		t.Errorf("stdout %q, want nothing", r.stdout)
@@ -76,6 +88,15 @@ func (r result) usageError(t *testing.T, want string) {
 func newDB(t *testing.T) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "stint.db")
+}
+
+// migratedDB returns the path of a new SQLite database made by `stint
+// migrate`, as a user makes one before enqueueing into it.
+func migratedDB(t *testing.T) string {
+	t.Helper()
+	db := newDB(t)
+	stint(t, db, "migrate").ok(t)
+	return db
 }
 
 // withStore opens the SQLite store at db, runs fn and closes it before the

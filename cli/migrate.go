@@ -14,14 +14,15 @@ func (a *app) migrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Create the database or bring its schema up to date",
 		Long: "migrate applies the schema migrations the database does not have yet and prints\n" +
-			"each one it applied, or \"up to date\". Other commands also apply them when they open\n" +
-			"the database; migrate does it on purpose, e.g. before a deployment.",
+			"each one it applied, or \"up to date\". Only migrate, dev, bench and server create a\n" +
+			"database or upgrade its schema; every other command refuses a missing or outdated\n" +
+			"one (exit 2) and points here.",
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			if a.databaseURL != "" {
 				// Opening the PostgreSQL store creates the schema and applies
 				// the missing migrations (postgres.Open does not say which).
-				st, err := a.openPostgres(cmd.Context())
+				st, err := a.openPostgres(cmd.Context(), mayCreate)
 				if err != nil {
 					return err
 				}

@@ -11,28 +11,55 @@ import (
 	"github.com/stint-dev/stint/store/sqlite"
 )
 
-// openMode says whether a command may create the database.
+// openMode says whether a command may create or migrate the database.
 type openMode int
 
 const (
-	// mustExist is for commands that read or change existing jobs: a
-	// mistyped --db is reported instead of creating an empty file.
+	// mustExist is for every command but those below: it opens a database
+	// whose schema is up to date and never writes to it on opening, so a
+	// mistyped --db or --schema is reported instead of created.
 	mustExist openMode = iota
-	// mayCreate is for commands that start a database (migrate, enqueue).
+	// mayCreate is for the commands that start a database: migrate, dev,
+	// bench (and the server): they create it and apply its migrations.
 	mayCreate
 )
 
-// openStore opens the store the global flags name, with its migrations
-// applied: PostgreSQL when --database-url is set, otherwise the SQLite file
-// at --db. The caller closes it.
+// openStore opens the store the global flags name: PostgreSQL when
+// --database-url is set, otherwise the SQLite file at --db. With mayCreate
+// it creates the database and applies its migrations; with mustExist a
+// missing or outdated schema is a usage error that names `stint migrate`,
+// and nothing is written. The caller closes it.
 func (a *app) openStore(ctx context.Context, mode openMode) (store.Store, error) {
+	if a.server != "" {
+		return a.openRemote()
+	}
+	var st store.Store
+	var err error
 	if a.databaseURL != "" {
-		return a.openPostgres(ctx)
+		st, err = a.openPostgres(ctx, mode)
+	} else {
+		if err := a.checkSQLite(mode); err != nil {
+			return nil, err
+		}
+		st, err = sqlite.OpenStore(ctx, a.db, sqlite.Options{Clock: a.env.Clock, NoMigrate: mode == mustExist})
 	}
-	if err := a.checkSQLite(mode); err != nil {
-		return nil, err
+	return st, a.schemaError(err)
+}
+
+// schemaError turns a missing or outdated schema into a usage error that
+// says which database and what to run.
+func (a *app) schemaError(err error) error {
+	where, flags := "SQLite database "+a.db, "--db "+shellQuote(a.db)
+	if a.databaseURL != "" {
+		where, flags = "PostgreSQL schema "+a.pgSchema(), "--database-url ... --schema "+shellQuote(a.pgSchema())
 	}
-	return sqlite.OpenStore(ctx, a.db, sqlite.Options{Clock: a.env.Clock})
+	switch {
+	case errors.Is(err, store.ErrSchemaMissing):
+		return usageErrorf("no stint schema in the %s (check --db, --database-url and --schema): create it with `stint migrate %s`; nothing was changed", where, flags)
+	case errors.Is(err, store.ErrSchemaOutdated):
+		return usageErrorf("the %s is older than this stint: upgrade it with `stint migrate %s`; nothing was changed", where, flags)
+	}
+	return err
 }
 
 // checkSQLite validates the global flags for the SQLite backend.

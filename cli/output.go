@@ -45,6 +45,15 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// fmtTimeMS formats a time to the millisecond, for logs of events that
+// follow each other closely.
+func fmtTimeMS(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
 // fmtTimePtr formats an optional time.
 func fmtTimePtr(t *time.Time) string {
 	if t == nil {

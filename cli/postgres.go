@@ -11,14 +11,15 @@ import (
 )
 
 // openPostgres opens the PostgreSQL store at url in schema (empty: the
-// default), creating the schema and applying migrations as needed.
-func (a *app) openPostgres(ctx context.Context) (store.Store, error) {
+// default); with mayCreate it creates the schema and applies migrations as
+// needed, with mustExist it only opens an up-to-date schema.
+func (a *app) openPostgres(ctx context.Context, mode openMode) (store.Store, error) {
 	if _, err := pgx.ParseConfig(a.databaseURL); err != nil {
 		return nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
 	}
 	// A one-shot command has no use for reconnect chatter; warnings still show.
 	log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: a.schema, Logger: log})
+	return postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: a.schema, Logger: log, NoMigrate: mode == mustExist})
 }
 
 // pgSchema is the PostgreSQL schema the global flags name.

@@ -15,6 +15,8 @@ import (
 // Env is what the command line reads from and writes to. Zero fields take
 // the process's own: os.Stdout, os.Stderr, os.Getenv and the system clock.
 type Env struct {
+	// Stdin is read by flags that take input from "-" (enqueue --payload -).
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// Getenv reads the STINT_* environment variables that give the global
@@ -26,6 +28,9 @@ type Env struct {
 }
 
 func (e Env) withDefaults() Env {
+	if e.Stdin == nil {
+		e.Stdin = os.Stdin
+	}
 	if e.Stdout == nil {
 		e.Stdout = os.Stdout
 	}
@@ -48,6 +53,10 @@ type app struct {
 	db          string
 	databaseURL string
 	schema      string
+	// server and token, when server is set, send every store call to a
+	// stint server instead of a database (cli/worker.go).
+	server string
+	token  string
 }
 
 // Environment variables that set the global flags' defaults.
@@ -80,6 +89,8 @@ func NewRoot(env Env) *cobra.Command {
 	f.StringVar(&a.db, "db", envOr(env.Getenv, EnvDB, DefaultDB), "SQLite database file (env "+EnvDB+")")
 	f.StringVar(&a.databaseURL, "database-url", env.Getenv(EnvDatabaseURL), "PostgreSQL URL; when set, used instead of --db (env "+EnvDatabaseURL+")")
 	f.StringVar(&a.schema, "schema", env.Getenv(EnvSchema), "PostgreSQL schema holding stint's tables (env "+EnvSchema+")")
+	f.StringVar(&a.server, "server", env.Getenv(EnvServer), "URL of a stint server (several of one cluster, comma-separated); when set, used instead of a database (env "+EnvServer+")")
+	f.StringVar(&a.token, "token", env.Getenv(EnvToken), "bearer token for --server (env "+EnvToken+")")
 
 	// One constructor per command, each in its own file. Later commands
 	// (dev, server, worker, dlq, runs, bench) register here the same way.
@@ -91,6 +102,12 @@ func NewRoot(env Env) *cobra.Command {
 		a.dlqCmd(),
 		a.verifyCmd(),
 		a.benchCmd(),
+		a.doctorCmd(),
+		a.serverCmd(),
+		a.tokensCmd(),
+		a.workerCmd(),
+		a.cronCmd(),
+		a.queuesCmd(),
 		a.runsCmd(),
 		a.webhooksCmd(),
 		a.outboxCmd(),

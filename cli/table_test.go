@@ -58,27 +58,37 @@ id-2  email.send    default  queued     0        1    2026-01-02T03:04:05Z  2026
 id-3  email.send    default  scheduled  0        1    2026-01-02T04:34:05Z  2026-01-02T03:04:05Z
 `},
 		{"jobs events", []string{"jobs", "events", "id-1"}, `
-REV  TYPE       FROM     TO         ACTOR     ATTEMPT  AT                    REASON
-1    enqueued   ∅        queued     client    0        2026-01-02T03:04:05Z  -
-2    claimed    queued   claimed    owner/w1  1        2026-01-02T03:05:05Z  -
-3    started    claimed  running    owner/w1  1        2026-01-02T03:05:05Z  -
-4    succeeded  running  succeeded  owner/w1  1        2026-01-02T03:05:07Z  -
+REV  TYPE       FROM     TO         ACTOR     ATTEMPT  AT                        REASON  ERROR
+1    enqueued   ∅        queued     client    0        2026-01-02T03:04:05.000Z  -       -
+2    claimed    queued   claimed    owner/w1  1        2026-01-02T03:05:05.000Z  -       -
+3    started    claimed  running    owner/w1  1        2026-01-02T03:05:05.000Z  -       -
+4    succeeded  running  succeeded  owner/w1  1        2026-01-02T03:05:07.000Z  -       -
 `},
 		{"jobs show", []string{"jobs", "show", "id-1"}, `
-id:          id-1
-kind:        report.build
-queue:       batch
-state:       succeeded
-priority:    -10
-attempt:     1 of 3
-rev:         4
-run_at:      2026-01-02T03:04:05Z
-created_at:  2026-01-02T03:04:05Z
-updated_at:  2026-01-02T03:05:07Z
-started_at:  2026-01-02T03:05:05Z
-finished_at: 2026-01-02T03:05:07Z
-last_owner:  w1
-result:      {"pages":3}
+id:                    id-1
+kind:                  report.build
+queue:                 batch
+state:                 succeeded
+priority:              -10
+attempt:               1
+failures:              0
+max_attempts:          3
+on_exhausted:          dead_lettered
+rev:                   4
+run_at:                2026-01-02T03:04:05Z
+created_at:            2026-01-02T03:04:05Z
+updated_at:            2026-01-02T03:05:07Z
+started_at:            2026-01-02T03:05:05Z
+attempt_started_at:    2026-01-02T03:05:05Z
+finished_at:           2026-01-02T03:05:07Z
+cancel_grace:          30s
+usage:                 runtime 2000ms
+lease_ended_by:        owner
+last_owner:            w1
+last_lease_id:         id-4
+last_lease_expires_at: 2026-01-02T04:05:05Z
+result:                {"pages":3}
+provenance:            succeeded after 1 attempts, 4 events, sha256:77cfe6e04689b043c6e169ad067435c1bfb843a7efc38da2dc68db05ab336c04
 `},
 		{"verify", []string{"verify"}, `
 verified 3 jobs, 6 events: 0 findings

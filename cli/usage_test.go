@@ -44,9 +44,6 @@ func TestBadInput(t *testing.T) {
 		{"limit too large", []string{"jobs", "ls", "--limit", "10001"}, "expected an integer from 1 to 10000"},
 		{"show without id", []string{"jobs", "show"}, "takes exactly one job id"},
 		{"show two ids", []string{"jobs", "show", s.queued, s.done}, "takes exactly one job id"},
-		{"show unknown id", []string{"jobs", "show", "no-such-job"}, "no-such-job"},
-		{"events unknown id", []string{"jobs", "events", "no-such-job"}, "no job has this id"},
-		{"cancel unknown id", []string{"jobs", "cancel", "no-such-job"}, "no-such-job"},
 		{"cancel a finished job", []string{"jobs", "cancel", s.done}, "succeeded"},
 		{"hard cancel a finished job", []string{"jobs", "cancel", "--hard", s.done}, "invalid transition"},
 		{"cancel without id", []string{"jobs", "cancel", "--hard"}, "takes exactly one job id"},
@@ -107,5 +104,20 @@ func TestHelpIsNotAnError(t *testing.T) {
 		if !strings.Contains(r.stdout, "Usage:") {
 			t.Errorf("stint %v printed %q, want help", args, r.stdout)
 		}
+	}
+}
+
+// A job id that names no job exits with ExitNotFound (4), not the usage
+// code, so scripts can tell "no such job" from "bad command line".
+func TestNotFound(t *testing.T) {
+	t.Parallel()
+	db := migratedDB(t)
+	for _, args := range [][]string{
+		{"jobs", "show", "no-such-job"},
+		{"jobs", "events", "no-such-job"},
+		{"jobs", "cancel", "no-such-job"},
+		{"dlq", "replay", "no-such-job"},
+	} {
+		stint(t, db, args...).notFound(t, "no-such-job")
 	}
 }

@@ -191,7 +191,7 @@ func (e *env) maintain() *maintenance.Maintainer {
 // poolConfig is a pool's configuration for a scenario: the scenario's clock
 // and lease, no shutdown grace, and on PostgreSQL quick polls and retries.
 func (e *env) poolConfig(name string) stint.Config {
-	cfg := stint.Config{WorkerID: name, Clock: e.clock(), LeaseTTL: e.leaseTTL(), ShutdownGrace: -1, Logger: logger(name)}
+	cfg := stint.Config{WorkerID: name, Clock: e.clock(), LeaseTTL: e.leaseTTL(), ShutdownGrace: -1, Logger: logger(name), NoMaintenance: true}
 	if e.clk == nil {
 		cfg.PollInterval = 100 * time.Millisecond
 		cfg.Backoff = lifecycle.Backoff{Base: 10 * time.Millisecond, Max: 10 * time.Millisecond}

@@ -72,7 +72,7 @@ func TestHelperProcess(t *testing.T) {
 		mu.Unlock()
 		select {} // until SIGKILL
 	})
-	p, err := stint.NewPool(s, mux, stint.Config{WorkerID: "doomed", LeaseTTL: lease, Logger: logger("doomed")})
+	p, err := stint.NewPool(s, mux, stint.Config{WorkerID: "doomed", LeaseTTL: lease, Logger: logger("doomed"), NoMaintenance: true})
 	if err == nil {
 		err = p.Start(ctx)
 	}

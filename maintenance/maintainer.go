@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/cron"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -19,6 +20,9 @@ type Config struct {
 	CancelFinalizer CancelFinalizerConfig
 	Retention       RetentionConfig
 	Election        ElectorConfig
+	// Cron configures the service that fires periodic jobs' ticks; it runs
+	// on the leader like the others when the store keeps schedules.
+	Cron cron.Config
 	// SingleNode runs the services without electing a leader: for a database
 	// no other stint process maintains. Defaults to false: elect, which is
 	// always safe and costs one small write every Election.TTL/3.
@@ -41,6 +45,7 @@ func (c Config) WithDefaults() Config {
 	c.CancelFinalizer.Logger, c.CancelFinalizer.Clock = orDefault(c.CancelFinalizer.Logger, lg), orDefault(c.CancelFinalizer.Clock, ck)
 	c.Retention.Logger, c.Retention.Clock = orDefault(c.Retention.Logger, lg), orDefault(c.Retention.Clock, ck)
 	c.Election.Logger, c.Election.Clock = orDefault(c.Election.Logger, lg), orDefault(c.Election.Clock, ck)
+	c.Cron.Logger, c.Cron.Clock = orDefault(c.Cron.Logger, lg), orDefault(c.Cron.Clock, ck)
 	c.Scheduler = c.Scheduler.WithDefaults()
 	c.Reaper = c.Reaper.WithDefaults()
 	c.Timeouts = c.Timeouts.WithDefaults()
@@ -70,6 +75,7 @@ type Maintainer struct {
 	timeouts  *Timeouts
 	canceller *CancelFinalizer
 	retention *Retention
+	cron      *cron.Service // nil when the store keeps no schedules
 
 	mu      sync.Mutex
 	runCtx  context.Context // the context Start was given, for the services
@@ -103,6 +109,12 @@ func New(s store.Store, cfg *Config) (*Maintainer, error) {
 		return nil, err
 	}
 	m.services = []service{m.scheduler, m.reaper, m.timeouts, m.canceller, m.retention}
+	if _, err := store.Schedules(s); err == nil {
+		if m.cron, err = cron.NewService(s, &c.Cron); err != nil {
+			return nil, err
+		}
+		m.services = append(m.services, m.cron)
+	}
 	if !c.SingleNode {
 		if m.elector, err = NewElector(s, &c.Election); err != nil {
 			return nil, err

@@ -149,7 +149,7 @@ func run(t testing.TB, s store.Store, mux *stint.Mux, queues []string, done func
 	for _, q := range queues {
 		qs[q] = stint.DefaultMaxWorkers
 	}
-	p, stop := startPool(t, s, mux, stint.Config{Queues: qs, WorkerID: "stinttest", Logger: testLogger(t)})
+	p, stop := startPool(t, s, mux, stint.Config{Queues: qs, WorkerID: "stinttest", Logger: testLogger(t), NoMaintenance: true})
 	deadline := time.Now().Add(Patience)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()

@@ -85,6 +85,8 @@ type ClaimQuery struct {
 	Kinds  []string // empty: any kind
 	Limit  int
 	Now    time.Time
+	// WorkerID is the claiming worker; drivers need not look at it.
+	WorkerID string
 }
 
 // DueKind names a maintenance query.

@@ -16,6 +16,9 @@ type Options struct {
 	// NewID makes job ids and lease ids. Defaults to UUIDv7 strings, which
 	// sort by creation time.
 	NewID func() string
+	// Admission is the policy applied to every new job at enqueue. Defaults
+	// to nil: every job is admitted.
+	Admission *Admission
 }
 
 // engine implements Store on a Driver. It is the only code that writes a
@@ -28,6 +31,10 @@ type engine struct {
 	leases *broker
 	// hooks knows whether any webhook exists (outboxhooks.go).
 	hooks hookCache
+	// admission is the policy applied at enqueue; nil admits every job.
+	admission *Admission
+	// limits knows which queues are paused or limited.
+	limits *limits
 }
 
 // New returns a Store that keeps its data through d.
@@ -35,7 +42,7 @@ func New(d Driver, opts Options) Store {
 	if opts.NewID == nil {
 		opts.NewID = newUUID
 	}
-	e := &engine{d: d, newID: opts.NewID, wake: newBroker(), leases: newBroker()}
+	e := &engine{d: d, newID: opts.NewID, wake: newBroker(), leases: newBroker(), admission: opts.Admission, limits: newLimits()}
 	if l, ok := d.(Listener); ok {
 		e.wake.listen(l, e.leases)
 	}

@@ -27,64 +27,75 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 	}
 	var out []EnqueueResult
 	err := e.write(ctx, func(tx Tx, b *batch) error {
-		t, err := now(ctx, tx, p.Now)
-		if err != nil {
-			return err
-		}
-		// Validate everything before writing anything: a bad spec rejects the batch.
-		for i := range p.Jobs {
-			if err := p.Jobs[i].Validate(t); err != nil {
-				return fmt.Errorf("job %d of the batch: %w", i, err)
-			}
-		}
-		out = make([]EnqueueResult, len(p.Jobs))
-		ids, existing, err := e.enqueueIDs(ctx, tx, p)
-		if err != nil {
-			return err
-		}
-		live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
-		for i, spec := range p.Jobs {
-			if j, ok := existing[ids[i]]; ok {
-				out[i] = EnqueueResult{Job: j, Existing: true}
-				continue
-			}
-			if spec.DedupeKey != "" {
-				k := [2]string{spec.Tenant, spec.DedupeKey}
-				if at, ok := live[k]; ok {
-					out[i] = EnqueueResult{Job: out[at].Job, Existing: true}
-					continue
-				}
-				j, ok, err := tx.JobLiveByDedupe(ctx, spec.Tenant, spec.DedupeKey)
-				if err != nil {
-					return err
-				}
-				if ok {
-					out[i] = EnqueueResult{Job: j, Existing: true}
-					continue
-				}
-			}
-			if spec.RunAt != nil {
-				r := spec.RunAt.UTC().Truncate(time.Microsecond)
-				spec.RunAt = &r
-			}
-			if spec.Deadline != nil {
-				d := spec.Deadline.UTC().Truncate(time.Microsecond)
-				spec.Deadline = &d
-			}
-			s, err := lifecycle.New(ids[i], spec, p.ActorID, p.RequestID, t)
-			if err != nil {
-				return fmt.Errorf("job %d of the batch: %w", i, err)
-			}
-			b.add(nil, s)
-			out[i] = EnqueueResult{Job: s.Job}
-			if spec.DedupeKey != "" && !s.Job.State.Terminal() {
-				live[[2]string{spec.Tenant, spec.DedupeKey}] = i
-			}
-		}
-		return nil
+		var err error
+		out, err = e.enqueue(ctx, tx, b, p)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// enqueue is the body of JobEnqueue inside a transaction, shared with the
+// writes that enqueue as part of something else (a cron tick).
+func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueueParams) ([]EnqueueResult, error) {
+	t, err := now(ctx, tx, p.Now)
+	if err != nil {
+		return nil, err
+	}
+	// Validate everything before writing anything: a bad spec rejects the batch.
+	for i := range p.Jobs {
+		if err := p.Jobs[i].Validate(t); err != nil {
+			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
+		}
+	}
+	out := make([]EnqueueResult, len(p.Jobs))
+	ids, existing, err := e.enqueueIDs(ctx, tx, p)
+	if err != nil {
+		return nil, err
+	}
+	live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
+	for i, spec := range p.Jobs {
+		if j, ok := existing[ids[i]]; ok {
+			out[i] = EnqueueResult{Job: j, Existing: true}
+			continue
+		}
+		if spec.DedupeKey != "" {
+			k := [2]string{spec.Tenant, spec.DedupeKey}
+			if at, ok := live[k]; ok {
+				out[i] = EnqueueResult{Job: out[at].Job, Existing: true}
+				continue
+			}
+			j, ok, err := tx.JobLiveByDedupe(ctx, spec.Tenant, spec.DedupeKey)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[i] = EnqueueResult{Job: j, Existing: true}
+				continue
+			}
+		}
+		if spec.RunAt != nil {
+			r := spec.RunAt.UTC().Truncate(time.Microsecond)
+			spec.RunAt = &r
+		}
+		if spec.Deadline != nil {
+			d := spec.Deadline.UTC().Truncate(time.Microsecond)
+			spec.Deadline = &d
+		}
+		if err := e.admit(ctx, tx, &spec, out[:i]); err != nil {
+			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
+		}
+		s, err := lifecycle.New(ids[i], spec, p.ActorID, p.RequestID, t)
+		if err != nil {
+			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
+		}
+		b.add(nil, s)
+		out[i] = EnqueueResult{Job: s.Job}
+		if spec.DedupeKey != "" && !s.Job.State.Terminal() {
+			live[[2]string{spec.Tenant, spec.DedupeKey}] = i
+		}
 	}
 	return out, nil
 }
@@ -176,11 +187,14 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		if p.Now != nil {
 			at = *p.Now
 		}
-		jobs, err := tx.JobClaimable(ctx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: at})
+		jobs, err := e.claimable(ctx, tx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: at, WorkerID: p.WorkerID})
 		if err != nil {
 			return err
 		}
 		t, err := now(ctx, tx, p.Now)
+		if err == nil {
+			err = e.claimed(ctx, tx, p, t)
+		}
 		if err != nil {
 			return err
 		}

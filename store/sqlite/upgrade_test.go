@@ -61,7 +61,7 @@ func TestUpgradeV2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open (migrate) v2 database: %v", err)
 	}
-	// Later migrations (0005_runs, ...) follow the layout's.
+	// Later migrations (0004 and on) may follow; the layout comes first.
 	if got := d.Applied(); len(got) == 0 || got[0] != "0003_layout" {
 		t.Errorf("applied %v, want 0003_layout first", got)
 	}

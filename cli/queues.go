@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// queuesCmd is `stint queues`: what waits in each queue, and the queue's
+// cluster-wide controls.
+func (a *app) queuesCmd() *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "queues",
+		Short: "Show queues; pause, resume and limit them",
+		Long: "Queue controls hold across every node: a paused queue is skipped by claims (running\n" +
+			"jobs finish; enqueues still land); limits are enforced inside the claim transaction.\n" +
+			"A queue paused or limited for the first time is seen by other nodes within a second.",
+	}, a.queuesLsCmd(), a.queuesPauseCmd(true), a.queuesPauseCmd(false), a.queuesLimitCmd())
+}
+
+func (a *app) queuesLsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List queues: depth by state, running, paused, limits, oldest waiting, unserved kinds",
+		Long: "ls shows every queue that has jobs or settings. UNSERVED lists kinds with queued jobs\n" +
+			"that no worker seen in the last minute claims (workers are recorded when they claim).",
+		Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				qs, err := store.Queues(st)
+				if err != nil {
+					return err
+				}
+				info, err := qs.QueueInfo(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return writeList(cmd.OutOrStdout(), info, asJSON, writeQueues)
+			})
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the queues as JSON")
+	return cmd
+}
+
+func writeQueues(w io.Writer, info []store.QueueInfo) error {
+	t := newTable(w, "QUEUE", "PAUSED", "QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "STALLED", "OLDEST WAITING", "MAX RUNNING", "RATE", "PER KEY", "FAIR", "UNSERVED")
+	for _, q := range info {
+		paused, rate, maxRunning, fair, perKey := "", "", "", "", ""
+		if q.KeyLimit > 0 {
+			perKey = fmt.Sprint(q.KeyLimit)
+		}
+		if q.FairTenants {
+			fair = "tenants"
+		}
+		if q.Paused {
+			paused = "yes"
+		}
+		if q.RateLimit > 0 {
+			rate = fmt.Sprintf("%d/%s", q.RateLimit, q.RateInterval)
+		}
+		if q.MaxRunning > 0 {
+			maxRunning = fmt.Sprint(q.MaxRunning)
+		}
+		oldest := ""
+		if q.OldestWaiting > 0 {
+			oldest = q.OldestWaiting.Round(time.Second).String()
+		}
+		t.row(q.Name, paused, fmt.Sprint(q.Jobs[lifecycle.Queued]), fmt.Sprint(q.Jobs[lifecycle.Scheduled]), fmt.Sprint(q.Running),
+			fmt.Sprint(q.Jobs[lifecycle.Retrying]), fmt.Sprint(q.Jobs[lifecycle.Stalled]), oldest, maxRunning, rate, perKey, fair, strings.Join(q.Unserved, ","))
+	}
+	return t.flush()
+}
+
+// queuesPauseCmd is `stint queues pause` (pause) or `stint queues resume`.
+func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
+	use, short, done := "resume QUEUE", "Resume a paused queue", "resumed"
+	if pause {
+		use, short, done = "pause QUEUE", "Pause a queue on every node: claims skip it, running jobs finish, enqueues land", "paused"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  oneName("queue"),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				qs, err := store.Queues(st)
+				if err != nil {
+					return err
+				}
+				if _, err := qs.QueuePause(cmd.Context(), args[0], pause); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: %s\n", args[0], done)
+				return err
+			})
+		}),
+	}
+}
+
+func (a *app) queuesLimitCmd() *cobra.Command {
+	var maxRunning, rate, keyLimit int
+	var per time.Duration
+	var fair bool
+	var weights map[string]int
+	cmd := &cobra.Command{
+		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION]",
+		Short: "Limit a queue across every node: jobs running at once, starts per interval",
+		Example: `  stint queues limit email --max-running 10
+  stint queues limit api --rate 100 --per 1m
+  stint queues limit email --max-running 0    # no limit`,
+		Args: oneName("queue"),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			var l store.QueueLimits
+			if f.Changed("max-running") {
+				l.MaxRunning = &maxRunning
+			}
+			if f.Changed("rate") {
+				l.RateLimit = &rate
+			}
+			if f.Changed("per") {
+				l.RateInterval = &per
+			}
+			if f.Changed("key-limit") {
+				l.KeyLimit = &keyLimit
+			}
+			if f.Changed("fair") {
+				l.FairTenants = &fair
+			}
+			if f.Changed("weight") {
+				l.Weights = weights
+			}
+			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil && l.KeyLimit == nil {
+				return usageErrorf("give --max-running, --rate with --per, --key-limit, --fair or --weight")
+			}
+			if rate > 0 && per <= 0 {
+				return usageErrorf("--rate %d needs --per, the interval, such as --per 1m", rate)
+			}
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				qs, err := store.Queues(st)
+				if err != nil {
+					return err
+				}
+				q, err := qs.QueueLimit(cmd.Context(), args[0], l)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t\n",
+					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants)
+				return err
+			})
+		}),
+	}
+	f := cmd.Flags()
+	f.Var(intFlag{p: &maxRunning, min: 0, max: 1_000_000}, "max-running", "most jobs of the queue claimed or running at once (0: no limit)")
+	f.Var(intFlag{p: &rate, min: 0, max: 1_000_000}, "rate", "most jobs of the queue started per --per (0: no limit)")
+	f.Var(durationFlag{&per}, "per", "the rate limit's interval, e.g. 1s or 1m")
+	f.Var(intFlag{p: &keyLimit, min: 0, max: 1_000_000}, "key-limit", "most jobs per concurrency key (env "+store.ConcurrencyKeyEnv+") at once (0: no limit)")
+	f.BoolVar(&fair, "fair", false, "share each claim between the tenants with queued jobs, by weight")
+	f.StringToIntVar(&weights, "weight", nil, "tenant weights for --fair, e.g. --weight acme=3,free=1 (default 1 each)")
+	return cmd
+}

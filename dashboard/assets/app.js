@@ -1,0 +1,262 @@
+// stint dashboard: plain JavaScript, no build step. Each page is a render
+// function of JSON from ./api/, redrawn every 2 seconds (live updates
+// without reloading). The token stays in this tab's sessionStorage.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+let me = null;        // whoami: role, tenant, can_cancel, can_replay
+let timer = null;
+
+// A token in the address (#token=...) is taken once, then dropped from it.
+(function takeTokenFromAddress() {
+  const m = location.hash.match(/token=([^&]+)/);
+  if (m) {
+    sessionStorage.setItem("stint-token", decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + "#/queues");
+  }
+})();
+
+async function api(path, opts = {}) {
+  const headers = Object.assign({ "Accept": "application/json" }, opts.headers || {});
+  const token = sessionStorage.getItem("stint-token");
+  if (token) headers["Authorization"] = "Bearer " + token;
+  const res = await fetch("api/" + path, Object.assign({}, opts, { headers }));
+  const body = await res.json().catch(() => ({}));
+  if (res.status === 401 || res.status === 403 && path === "whoami") {
+    showLogin(body.error || res.statusText);
+    throw new Error(body.error || res.statusText);
+  }
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+function esc(s) {
+  return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+const state = (s) => `<span class="state state-${esc(s)}">${esc(s)}</span>`;
+const time = (t) => (t ? new Date(t).toLocaleTimeString() : "");
+const jobLink = (id) => `<a href="#/job/${encodeURIComponent(id)}" data-testid="job-link">${esc(id)}</a>`;
+
+function showLogin(msg) {
+  $("#login").hidden = false;
+  $("#login-error").textContent = msg || "";
+  $("#main").innerHTML = "";
+  $("#filters").hidden = true;
+  me = null;
+}
+
+$("#login-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  sessionStorage.setItem("stint-token", $("#token").value.trim());
+  start();
+});
+
+$("#filter-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const params = new URLSearchParams();
+  for (const [k, v] of new FormData(e.target)) if (v) params.set(k, v);
+  location.hash = "#/jobs?" + params.toString();
+});
+
+function route() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const [page, ...rest] = path.split("/");
+  return { page: page || "queues", arg: decodeURIComponent(rest.join("/")), params: new URLSearchParams(query || "") };
+}
+
+const pages = {
+  async queues() {
+    const r = await api("queues");
+    const names = Object.keys(r.queues).sort();
+    const rows = names.map((q) => {
+      const x = r.queues[q];
+      const states = Object.entries(x.states).map(([s, n]) => `${state(s)} ${n}`).join(" ");
+      return `<tr data-testid="queue-row"><td><a href="#/jobs?queue=${encodeURIComponent(q)}">${esc(q)}</a></td>
+        <td class="num">${x.backlog}</td><td class="num">${x.running}</td><td class="num">${x.scheduled}</td>
+        <td class="num">${x.dead_lettered}</td><td class="num">${x.oldest_age_seconds.toFixed(1)}s</td>
+        <td class="num" data-testid="throughput">${(x.throughput * 60).toFixed(1)}/min</td><td>${states}</td></tr>`;
+    }).join("");
+    return `<h2>Queues</h2>
+      <p>Counted at ${time(r.at)}${r.truncated ? " (partial count)" : ""}. Backlog ${r.backlog}, running ${r.running},
+      dead letters ${r.dead_lettered}${r.capacity ? `, this process's workers ${(r.utilisation * 100).toFixed(0)}% busy of ${r.capacity}` : ""}.</p>
+      <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>Throughput</th><th>By state</th></tr>
+      ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>`;
+  },
+
+  async jobs(_, params) {
+    $("#filters").hidden = false;
+    const form = $("#filter-form");
+    for (const el of form.elements) if (el.name && document.activeElement !== el) el.value = params.get(el.name) || "";
+    const r = await api("jobs?" + params.toString());
+    const rows = r.jobs.map((j) => `<tr data-testid="job-row"><td>${jobLink(j.id)}</td><td>${state(j.state)}</td>
+      <td>${esc(j.queue)}</td><td>${esc(j.kind)}</td><td>${esc(j.tenant || "default")}</td><td class="num">${j.attempt}/${j.max_attempts}</td>
+      <td>${time(j.updated_at)}</td></tr>`).join("");
+    const next = new URLSearchParams(params);
+    next.set("after", r.next || "");
+    return `<h2>Jobs</h2>
+      <table data-testid="jobs"><tr><th>Id</th><th>State</th><th>Queue</th><th>Kind</th><th>Tenant</th><th>Attempt</th><th>Updated</th></tr>
+      ${rows || `<tr><td colspan="7">No jobs match.</td></tr>`}</table>
+      ${params.get("after") ? `<a href="#/jobs?${(() => { const p = new URLSearchParams(params); p.delete("after"); return p; })()}">First page</a> ` : ""}
+      ${r.next ? `<a href="#/jobs?${next}" data-testid="next-page">Next page</a>` : ""}`;
+  },
+
+  async job(id) {
+    const r = await api("jobs/" + encodeURIComponent(id));
+    const j = r.job;
+    const field = (k, v) => (v === undefined || v === null || v === "" ? "" : `<dt>${esc(k)}</dt><dd>${v}</dd>`);
+    const json = (v) => (v === undefined || v === null ? "" : `<pre>${esc(JSON.stringify(v, null, 2))}</pre>`);
+    const buttons = [];
+    const live = !["succeeded", "failed", "cancelled", "timed_out", "halted", "dead_lettered", "denied"].includes(j.state);
+    if (me && me.can_cancel && live) buttons.push(`<button data-testid="cancel" data-post="jobs/${encodeURIComponent(j.id)}/cancel">Cancel</button>`);
+    if (me && me.can_replay && j.state === "dead_lettered") buttons.push(`<button data-testid="replay" data-post="jobs/${encodeURIComponent(j.id)}/replay">Replay</button>`);
+    const events = r.events.map((e) => `<tr><td>${time(e.at)}</td><td>${esc(e.type)}</td><td>${state(e.from_state)} → ${state(e.to_state)}</td>
+      <td>${esc(e.actor)} ${esc(e.actor_id || "")}</td><td class="num">${e.attempt}</td><td>${esc(e.reason || "")}</td></tr>`).join("");
+    const attempts = (r.attempts || []).map((a) => `<tr><td class="num">${a.attempt}</td><td>${esc(a.owner)}</td><td>${time(a.started)}</td>
+      <td>${time(a.ended)}</td><td>${a.outcome ? state(a.outcome) : "running"}</td><td>${esc(a.error || "")} ${esc(a.error_message || "")}</td></tr>`).join("");
+    return `<h2>Job <span data-testid="job-id">${esc(j.id)}</span> ${state(j.state)}</h2>
+      <p data-testid="actions">${buttons.join("")}</p>
+      <dl>${field("kind", esc(j.kind))}${field("queue", esc(j.queue))}${field("tenant", esc(j.tenant || "default"))}
+      ${field("attempt", `${j.attempt} of ${j.max_attempts}`)}${field("owner", esc(j.owner))}${field("lease expires", time(j.lease_expires_at))}
+      ${field("run at", time(j.run_at))}${field("created", time(j.created_at))}${field("finished", time(j.finished_at))}
+      ${field("phase", esc(j.phase))}${field("reason", esc([j.reason_code, j.reason].filter(Boolean).join(": ")))}
+      ${field("correlation id", esc(j.correlation_id))}${field("trace id", esc(j.trace))}${field("replay of", j.replay_of ? jobLink(j.replay_of) : "")}
+      ${field("run", j.run_id ? `<a href="#/run/${encodeURIComponent(j.run_id)}" data-testid="run-link">${esc(j.run_id)}</a> step ${j.step_index || 0}` : "")}
+      ${field("depends on", (j.depends_on || []).map(jobLink).join(", "))}</dl>
+      <h3>Payload</h3>${json(j.payload)}
+      ${j.progress ? `<h3>Progress</h3>${json(j.progress)}` : ""}
+      ${j.result ? `<h3>Result</h3>${json(j.result)}` : ""}
+      ${j.error || j.last_error ? `<h3>Error</h3>${json(j.error || j.last_error)}` : ""}
+      <h3>Attempts</h3><table data-testid="attempts"><tr><th>#</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th><th>Error</th></tr>${attempts}</table>
+      <h3>Events</h3><table data-testid="events"><tr><th>At</th><th>Type</th><th>Transition</th><th>By</th><th>Attempt</th><th>Reason</th></tr>${events}</table>
+      ${r.provenance ? `<h3>Provenance</h3>${json(r.provenance)}` : ""}`;
+  },
+
+  async dlq(_, params) {
+    const r = await api("dlq?" + params.toString());
+    const groups = r.groups.map((g) => `<h3 data-testid="dlq-group">${esc(g.reason_code)} (${g.count})
+        ${me && me.can_replay ? `<button data-testid="replay-group" data-replay-reason="${esc(g.reason_code)}">Replay all ${g.count}</button>` : ""}</h3>
+      <table><tr>${me && me.can_replay ? "<th></th>" : ""}<th>Id</th><th>Queue</th><th>Kind</th><th>Error</th><th>Dead since</th></tr>
+      ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}"></td>` : ""}
+        <td>${jobLink(j.id)}</td><td>${esc(j.queue)}</td><td>${esc(j.kind)}</td>
+        <td>${esc((e => e ? e.code + ": " + e.message : "")(j.error || j.last_error))}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
+    return `<h2>Dead letters</h2>
+      ${me && me.can_replay && r.groups.length ? `<button data-testid="replay-selected" data-replay-selected>Replay selected</button>` : ""}
+      ${groups || "<p>The dead-letter queue is empty.</p>"}`;
+  },
+
+  async stalled() {
+    const r = await api("stalled");
+    const rows = r.jobs.map((j) => `<tr data-testid="stalled-row"><td>${jobLink(j.id)}</td><td>${state(j.state)}</td><td>${esc(j.owner || j.last_owner || "")}</td>
+      <td>${esc(j.queue)}</td><td>${esc(j.kind)}</td><td class="num">${j.lease_age_seconds.toFixed(0)}s</td></tr>`).join("");
+    return `<h2>Stalled and silent jobs</h2><p>Stalled jobs, and leased jobs with no heartbeat for over ${r.stale_after_seconds}s.</p>
+      <table data-testid="stalled"><tr><th>Id</th><th>State</th><th>Worker</th><th>Queue</th><th>Kind</th><th>Since last heartbeat</th></tr>
+      ${rows || `<tr><td colspan="6">None.</td></tr>`}</table>`;
+  },
+
+  // A run drawn as its DAG: each job in the column after its latest
+  // dependency, with an arrow from each dependency.
+  async run(id) {
+    const r = await api("runs/" + encodeURIComponent(id));
+    const byID = new Map(r.jobs.map((j) => [j.id, j]));
+    const level = new Map();
+    const depth = (j, seen = new Set()) => {
+      if (level.has(j.id)) return level.get(j.id);
+      if (seen.has(j.id)) return 0;
+      seen.add(j.id);
+      const deps = (j.depends_on || []).filter((d) => byID.has(d));
+      const l = deps.length ? 1 + Math.max(...deps.map((d) => depth(byID.get(d), seen))) : 0;
+      level.set(j.id, l);
+      return l;
+    };
+    r.jobs.forEach((j) => depth(j));
+    const cols = [];
+    for (const j of r.jobs) (cols[level.get(j.id)] ||= []).push(j);
+    const W = 190, H = 48, GX = 60, GY = 16, pos = new Map();
+    cols.forEach((col, x) => col.forEach((j, y) => pos.set(j.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
+    const width = 20 + cols.length * (W + GX), height = 20 + Math.max(...cols.map((c) => c.length)) * (H + GY);
+    const colour = { succeeded: "#d4f5d4", running: "#d7e9ff", claimed: "#d7e9ff", dead_lettered: "#ffd9d9", failed: "#ffd9d9", retrying: "#fff0c2", stalled: "#fff0c2" };
+    const edges = r.jobs.flatMap((j) => (j.depends_on || []).filter((d) => pos.has(d)).map((d) => {
+      const a = pos.get(d), b = pos.get(j.id);
+      return `<line x1="${a.x + W}" y1="${a.y + H / 2}" x2="${b.x}" y2="${b.y + H / 2}" stroke="#888" marker-end="url(#arrow)"/>`;
+    })).join("");
+    const nodes = r.jobs.map((j) => {
+      const p = pos.get(j.id);
+      return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
+        fill="${colour[j.state] || "#eee"}" stroke="#999"/><text x="${p.x + 8}" y="${p.y + 19}">${esc(j.kind)}</text>
+        <text x="${p.x + 8}" y="${p.y + 37}" font-size="12">step ${j.step_index || 0} · ${esc(j.state)}</text></a>`;
+    }).join("");
+    return `<h2>Run ${esc(id)}</h2>
+      <svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13">
+      <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>
+      ${edges}${nodes}</svg>`;
+  },
+
+  async workers() {
+    const r = await api("workers");
+    const rows = r.workers.map((w) => `<tr data-testid="worker-row"><td>${esc(w.owner)}</td><td>${time(w.last_heartbeat)}</td>
+      <td>${w.leases.map((l) => `${jobLink(l.job_id)} ${esc(l.kind)} ${state(l.state)} until ${time(l.lease_expires_at)}`).join("<br>")}</td></tr>`).join("");
+    return `<h2>Workers</h2><table data-testid="workers"><tr><th>Worker</th><th>Last heartbeat</th><th>Leases</th></tr>
+      ${rows || `<tr><td colspan="3">No worker holds a lease.</td></tr>`}</table>`;
+  },
+};
+
+async function act(path, body) {
+  try {
+    await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+    $("#error").textContent = "";
+  } catch (e) {
+    $("#error").textContent = e.message;
+  }
+  render();
+}
+function replaySelected() {
+  const ids = [...document.querySelectorAll(".pick:checked")].map((c) => c.value);
+  if (ids.length) act("dlq/replay", { ids });
+}
+function replayAll(reason) {
+  act("dlq/replay", { all: true, reason_code: reason });
+}
+
+async function render() {
+  const { page, arg, params } = route();
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === page);
+  if (page !== "jobs") $("#filters").hidden = true;
+  const fn = pages[page] || pages.queues;
+  try {
+    const html = await fn(arg, params);
+    // Keep checked boxes across redraws.
+    const picked = new Set([...document.querySelectorAll(".pick:checked")].map((c) => c.value));
+    $("#main").innerHTML = html;
+    for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
+    $("#live").textContent = "live · " + new Date().toLocaleTimeString();
+    $("#error").textContent = "";
+  } catch (e) {
+    if (me) $("#error").textContent = e.message;
+  }
+}
+
+async function start() {
+  try {
+    me = await api("whoami");
+  } catch (e) {
+    return;
+  }
+  $("#login").hidden = true;
+  $("#who").textContent = `${me.name} · ${me.role} · tenant ${me.tenant}${me.read_only ? " · read-only" : ""}`;
+  render();
+  clearInterval(timer);
+  timer = setInterval(render, 2000);
+}
+
+// Buttons say what they do in data attributes (no inline handlers, so no
+// job field ever reaches JavaScript source).
+$("#main").addEventListener("click", (e) => {
+  const b = e.target.closest("button");
+  if (!b) return;
+  if (b.dataset.post) act(b.dataset.post);
+  else if (b.dataset.replayReason !== undefined) replayAll(b.dataset.replayReason);
+  else if (b.hasAttribute("data-replay-selected")) replaySelected();
+});
+
+window.addEventListener("hashchange", render);
+start();

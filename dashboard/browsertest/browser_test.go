@@ -1,0 +1,207 @@
+package browsertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/sqlite"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// unavailable skips the test, or fails it under CI=true: CI must run it.
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("the browser test cannot run under CI: %s", why)
+	}
+	t.Skipf("skipping the browser test: %s (CI=true makes this a failure)", why)
+}
+
+// prerequisites finds node and npm, installs chromium with apt when it is
+// missing, and installs playwright-core from the committed lock file.
+func prerequisites(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			unavailable(t, tool+" is not installed")
+		}
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") != "true" && testing.Short() {
+			unavailable(t, chromium+" is missing and -short is set")
+		}
+		t.Logf("installing chromium with apt-get")
+		if out, err := exec.Command("apt-get", "install", "-y", "chromium").CombinedOutput(); err != nil {
+			unavailable(t, fmt.Sprintf("apt-get install -y chromium: %v\n%s", err, tail(out)))
+		}
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
+		if out, err := exec.Command("npm", "ci", "--no-audit", "--no-fund").CombinedOutput(); err != nil {
+			unavailable(t, fmt.Sprintf("npm ci: %v\n%s", err, tail(out)))
+		}
+	}
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// TestDashboardInBrowser runs stint dev from a freshly built binary, adds
+// real jobs with the binary, and has browser.mjs click through every page:
+// a wrong token is refused, filters narrow the list, and the cancel and
+// replay buttons change the store, which this test then reads itself.
+// Screenshots land in testdata/artifacts (gitignored).
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("the browser test is not short")
+	}
+	prerequisites(t)
+	dir := t.TempDir()
+	bin, db := filepath.Join(dir, "stint"), filepath.Join(dir, "stint.db")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/stint-dev/stint/cmd/stint").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	dev := exec.CommandContext(ctx, bin, "--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0")
+	dev.Cancel = func() error { return dev.Process.Signal(os.Interrupt) }
+	dev.WaitDelay = 30 * time.Second
+	stdout, err := dev.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devErr strings.Builder
+	dev.Stderr = &devErr
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = dev.Process.Signal(os.Interrupt)
+		_ = dev.Wait()
+	}()
+	dashboard := make(chan [2]string, 1)
+	go func() {
+		re := regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				dashboard <- [2]string{m[1], m[2]}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var url, token string
+	select {
+	case m := <-dashboard:
+		url, token = m[0], m[1]
+	case <-ctx.Done():
+		t.Fatalf("stint dev printed no dashboard address; stderr:\n%s", devErr.String())
+	}
+
+	enqueue := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, bin, append([]string{"--db", db, "enqueue"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("stint enqueue %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	queued := enqueue("--kind", "nobody.handles.this") // stays queued: no worker knows the kind
+	const deadKind = "demo.fail"
+	enqueue("--kind", deadKind, "--max-attempts", "1")
+	waitFor(t, ctx, db, func(st store.Store) bool {
+		js, err := st.JobList(ctx, &store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered}, Kind: deadKind})
+		return err == nil && len(js) > 0
+	})
+
+	// A run of two steps, the second waiting on the first (a kind no worker
+	// runs, so it stays as it is), written straight into the database.
+	const runID = "browser-run"
+	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "nobody.step", RunID: runID}}})
+	if err == nil {
+		_, err = st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{
+			{Kind: "nobody.step", RunID: runID, StepIndex: 1, DependsOn: []string{first[0].Job.ID}}}})
+	}
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	artifacts, _ := filepath.Abs(filepath.Join("testdata", "artifacts"))
+	node := exec.CommandContext(ctx, "node", "browser.mjs")
+	node.Env = append(os.Environ(), "DASHBOARD_URL="+url, "TOKEN="+token, "QUEUED_ID="+queued,
+		"DEAD_KIND="+deadKind, "RUN_ID="+runID, "ARTIFACTS="+artifacts)
+	var nodeErr strings.Builder
+	node.Stderr = &nodeErr
+	out, err := node.Output()
+	if err != nil {
+		t.Fatalf("browser.mjs: %v\n%s\n(screenshots in %s)", err, nodeErr.String(), artifacts)
+	}
+	var got struct {
+		Cancelled string   `json:"cancelled"`
+		Replayed  []string `json:"replayed"`
+		Dead      []string `json:"dead"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("browser.mjs printed %q: %v", out, err)
+	}
+	t.Logf("screenshots in %s", artifacts)
+
+	// The buttons changed the store: read it directly.
+	st, err = sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if j, err := st.JobGet(ctx, queued); err != nil || j.State != lifecycle.Cancelled {
+		t.Errorf("the job cancelled in the browser is %s (%v), want cancelled", j.State, err)
+	}
+	if len(got.Replayed) == 0 {
+		t.Fatal("the browser replayed nothing")
+	}
+	for i, id := range got.Replayed {
+		j, err := st.JobGet(ctx, id)
+		if err != nil || j.ReplayOf == "" || (i < len(got.Dead) && j.ReplayOf != got.Dead[i]) {
+			t.Errorf("replayed job %s: replay_of %q (%v)", id, j.ReplayOf, err)
+		}
+	}
+}
+
+// waitFor polls the SQLite store at db until cond holds.
+func waitFor(t *testing.T, ctx context.Context, db string, cond func(store.Store) bool) {
+	t.Helper()
+	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond(st) {
+		select {
+		case <-ctx.Done():
+			t.Fatal("gave up waiting for stint dev")
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stint-dev/stint/stats"
+)
+
+// jobsCollector reports a counter's latest snapshot: reading it costs
+// nothing, whatever the number of jobs, so scrapes never touch the store.
+type jobsCollector struct {
+	c       *stats.Counter
+	jobs    *prometheus.Desc
+	oldest  *prometheus.Desc
+	counted *prometheus.Desc
+}
+
+// Jobs registers gauges of the jobs by queue and state (stint_jobs), the
+// age of each queue's oldest due job (stint_queue_oldest_job_age_seconds)
+// and when they were counted, read from c's background snapshot. The
+// dead-letter queue's size is stint_jobs{state="dead_lettered"}.
+func (m *Metrics) Jobs(c *stats.Counter) error {
+	return m.reg.Register(&jobsCollector{c: c,
+		jobs: prometheus.NewDesc("stint_jobs", "Jobs by queue and state, as last counted (live states and the dead-letter queue).",
+			[]string{"queue", "state"}, nil),
+		oldest: prometheus.NewDesc("stint_queue_oldest_job_age_seconds", "How long the oldest queued job of each queue has been due, as last counted.",
+			[]string{"queue"}, nil),
+		counted: prometheus.NewDesc("stint_jobs_counted_timestamp_seconds", "When the jobs were last counted (unix seconds).", nil, nil),
+	})
+}
+
+func (j *jobsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- j.jobs
+	ch <- j.oldest
+	ch <- j.counted
+}
+
+func (j *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	snap := j.c.Snapshot()
+	if snap.At.IsZero() {
+		return
+	}
+	for q, byState := range snap.Queues {
+		for _, s := range stats.CountedStates {
+			ch <- prometheus.MustNewConstMetric(j.jobs, prometheus.GaugeValue, float64(byState[s]), q, string(s))
+		}
+		if due, ok := snap.OldestDue[q]; ok {
+			ch <- prometheus.MustNewConstMetric(j.oldest, prometheus.GaugeValue, max(snap.At.Sub(due).Seconds(), 0), q)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(j.counted, prometheus.GaugeValue, float64(snap.At.UnixNano())/1e9)
+}
+
+// Pool registers gauges of a pool's worker slots: stint_pool_workers_busy,
+// stint_pool_workers_capacity and stint_pool_utilisation (busy/capacity),
+// read from workers on each scrape. Name the pool with pool (a constant
+// label; one registration per pool).
+func (m *Metrics) Pool(pool string, workers stats.Workers) error {
+	labels := prometheus.Labels{"pool": pool}
+	gauges := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "stint", Name: "pool_workers_busy", ConstLabels: labels,
+			Help: "Handlers running in the pool now."}, func() float64 { b, _ := workers(); return float64(b) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "stint", Name: "pool_workers_capacity", ConstLabels: labels,
+			Help: "Worker slots of the pool (the sum of its queues' limits)."}, func() float64 { _, c := workers(); return float64(c) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "stint", Name: "pool_utilisation", ConstLabels: labels,
+			Help: "Busy share of the pool's worker slots, 0 to 1."}, func() float64 {
+			b, c := workers()
+			if c == 0 {
+				return 0
+			}
+			return float64(b) / float64(c)
+		}),
+	}
+	for _, g := range gauges {
+		if err := m.reg.Register(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+
+	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
+	"github.com/stint-dev/stint/store"
+)
+
+// maxLeaseTTL bounds the lease a worker may ask for.
+const maxLeaseTTL = 24 * time.Hour
+
+// leaseTTL resolves a requested lease: the default when unset, refused when
+// negative or longer than a day.
+func (s *service) leaseTTL(field string, d interface{ AsDuration() time.Duration }) (time.Duration, error) {
+	ttl := d.AsDuration()
+	switch {
+	case ttl == 0:
+		return s.cfg.DefaultLeaseTTL, nil
+	case ttl < 0 || ttl > maxLeaseTTL:
+		return 0, invalid("%s %s: expected a positive duration up to %s", field, ttl, maxLeaseTTL)
+	}
+	return ttl, nil
+}
+
+// Claim leases up to limit jobs. When none is ready and the request asks to
+// wait, it waits for the store's wake-ups of its queues (this process's own
+// commits and, on PostgreSQL, every server's NOTIFY), claiming again on each,
+// until a job is leased or the wait ends. It never polls the database.
+func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRequest]) (*connect.Response[stintv1.ClaimResponse], error) {
+	p, m := principalOf(ctx), req.Msg
+	params, wait, err := h.claimParams(p, m)
+	if err != nil {
+		return nil, err
+	}
+	wake, stop := h.s.Wakeups() // subscribe first: a wake-up between claim and wait is not lost
+	defer stop()
+	want := make(map[string]bool, len(params.Queues))
+	for _, q := range params.Queues {
+		want[q] = true
+	}
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timeout = h.cfg.Clock.After(wait)
+	}
+	for {
+		jobs, err := h.s.JobClaim(ctx, params)
+		if err != nil {
+			return nil, toConnect(err)
+		}
+		if len(jobs) > 0 || wait == 0 {
+			out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
+			for i, j := range jobs {
+				out.Jobs[i] = jobToProto(p.tenant, j)
+			}
+			return connect.NewResponse(out), nil
+		}
+		if !waitFor(ctx, wake, want, timeout) {
+			if ctx.Err() != nil {
+				return nil, toConnect(ctx.Err())
+			}
+			return connect.NewResponse(&stintv1.ClaimResponse{}), nil
+		}
+	}
+}
+
+// waitFor waits for a wake-up of one of the wanted queues; false when the
+// timeout or ctx ends first.
+func waitFor(ctx context.Context, wake <-chan string, want map[string]bool, timeout <-chan time.Time) bool {
+	for {
+		select {
+		case q := <-wake:
+			if want[q] {
+				return true
+			}
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (h *worker) claimParams(p principal, m *stintv1.ClaimRequest) (*store.JobClaimParams, time.Duration, error) {
+	if len(m.Queues) == 0 || len(m.Queues) > 100 {
+		return nil, 0, invalid("name 1 to 100 queues to claim from, not %d", len(m.Queues))
+	}
+	if len(m.Kinds) > 100 {
+		return nil, 0, invalid("name at most 100 kinds, not %d", len(m.Kinds))
+	}
+	limit := int(m.Limit)
+	switch {
+	case limit == 0:
+		limit = 1
+	case limit < 0 || limit > MaxBatch:
+		return nil, 0, invalid("limit %d: expected 1 to %d", limit, MaxBatch)
+	}
+	ttl, err := h.leaseTTL("lease_ttl", m.LeaseTtl)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkDuration("wait", m.Wait); err != nil {
+		return nil, 0, err
+	}
+	wait := m.Wait.AsDuration()
+	if wait > h.cfg.MaxClaimWait {
+		return nil, 0, invalid("wait %s: the limit is %s; claim again after an empty reply", wait, h.cfg.MaxClaimWait)
+	}
+	for _, f := range []struct{ name, v string }{{"worker_id", m.WorkerId}, {"request_id", m.RequestId}} {
+		if err := checkText(f.name, f.v, MaxNameBytes); err != nil {
+			return nil, 0, err
+		}
+	}
+	owner := p.name
+	if m.WorkerId != "" {
+		owner += "/" + m.WorkerId
+	}
+	params := &store.JobClaimParams{WorkerID: owner, Limit: limit, LeaseTTL: ttl, Start: m.Start, RequestID: p.tenant.scopeRequest(m.RequestId)}
+	for _, q := range m.Queues {
+		if err := checkName("queue", q); err != nil {
+			return nil, 0, err
+		}
+		if err := queueName("queue", q); err != nil {
+			return nil, 0, err
+		}
+		params.Queues = append(params.Queues, p.tenant.storeQueue(q))
+	}
+	for _, k := range m.Kinds {
+		if err := checkName("kind", k); err != nil {
+			return nil, 0, err
+		}
+		params.Kinds = append(params.Kinds, k)
+	}
+	return params, wait, nil
+}

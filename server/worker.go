@@ -1,0 +1,307 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+
+	"github.com/stint-dev/stint/lifecycle"
+	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
+	"github.com/stint-dev/stint/store"
+)
+
+// worker serves WorkerService: claims and the owner calls. Each owner call
+// is validated whole, then its job is checked against the caller's tenant,
+// then the store applies it fenced on the lease and idempotent on the
+// request id.
+type worker struct{ *service }
+
+// ownerParams validates the owner part of a call: job id, fencing token and
+// request id are all required.
+func ownerParams(o *stintv1.Owner) (store.OwnerParams, error) {
+	if o == nil {
+		return store.OwnerParams{}, invalid("owner is required: the job_id, the lease_id your claim returned, and a request_id")
+	}
+	for _, f := range []struct{ name, v string }{{"owner.job_id", o.JobId}, {"owner.lease_id", o.LeaseId}, {"owner.request_id", o.RequestId}} {
+		if err := checkName(f.name, f.v); err != nil {
+			return store.OwnerParams{}, err
+		}
+	}
+	return store.OwnerParams{JobID: o.JobId, LeaseID: o.LeaseId, RequestID: o.RequestId}, nil
+}
+
+// own checks that the job of an owner call is the caller's tenant's.
+func (h *worker) own(ctx context.Context, id string) (tenant, error) {
+	p := principalOf(ctx)
+	_, err := h.get(ctx, p.tenant, id)
+	return p.tenant, err
+}
+
+// reply converts the job an owner call returned, or its error.
+func reply[R any](ctx context.Context, j store.Job, err error, wrap func(*stintv1.Job) *R) (*connect.Response[R], error) {
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(wrap(jobToProto(principalOf(ctx).tenant, j))), nil
+}
+
+// Start moves a claimed job to running.
+func (h *worker) Start(ctx context.Context, req *connect.Request[stintv1.StartRequest]) (*connect.Response[stintv1.StartResponse], error) {
+	op, err := ownerParams(req.Msg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobStart(ctx, &op)
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.StartResponse { return &stintv1.StartResponse{Job: j} })
+}
+
+// Heartbeat extends the lease and tells the owner whether to stop.
+func (h *worker) Heartbeat(ctx context.Context, req *connect.Request[stintv1.HeartbeatRequest]) (*connect.Response[stintv1.HeartbeatResponse], error) {
+	m := req.Msg
+	op, err := ownerParams(m.Owner)
+	if err != nil {
+		return nil, err
+	}
+	ttl, err := h.leaseTTL("lease_ttl", m.LeaseTtl)
+	if err != nil {
+		return nil, err
+	}
+	progress, err := checkJSON("progress", m.Progress, h.cfg.MaxJSONBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("phase", m.Phase, MaxNameBytes); err != nil {
+		return nil, err
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobHeartbeat(ctx, &store.JobHeartbeatParams{OwnerParams: op, LeaseTTL: ttl, Progress: progress, Phase: m.Phase})
+	return reply(ctx, j, err, func(pj *stintv1.Job) *stintv1.HeartbeatResponse {
+		return &stintv1.HeartbeatResponse{Job: pj, CancelRequested: j.State == lifecycle.CancelRequested, LeaseExpiresAt: pj.LeaseExpiresAt}
+	})
+}
+
+// Checkpoint saves resumable state, progress and usage.
+func (h *worker) Checkpoint(ctx context.Context, req *connect.Request[stintv1.CheckpointRequest]) (*connect.Response[stintv1.CheckpointResponse], error) {
+	m := req.Msg
+	op, err := ownerParams(m.Owner)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := checkJSON("checkpoint", m.Checkpoint, h.cfg.MaxJSONBytes)
+	if err != nil {
+		return nil, err
+	}
+	progress, err := checkJSON("progress", m.Progress, h.cfg.MaxJSONBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("phase", m.Phase, MaxNameBytes); err != nil {
+		return nil, err
+	}
+	if m.Steps < 0 || m.Cost < 0 {
+		return nil, invalid("steps and cost must not be negative")
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobCheckpoint(ctx, &store.JobCheckpointParams{OwnerParams: op, Checkpoint: cp, Progress: progress, Phase: m.Phase, Steps: m.Steps, Cost: m.Cost})
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.CheckpointResponse { return &stintv1.CheckpointResponse{Job: j} })
+}
+
+// completeParams validates one completion.
+func (h *worker) completeParams(m *stintv1.CompleteRequest) (store.JobCompleteParams, error) {
+	op, err := ownerParams(m.GetOwner())
+	if err != nil {
+		return store.JobCompleteParams{}, err
+	}
+	result, err := checkJSON("result", m.Result, h.cfg.MaxJSONBytes)
+	if err != nil {
+		return store.JobCompleteParams{}, err
+	}
+	if err := checkText("result_ptr", m.ResultPtr, 4<<10); err != nil {
+		return store.JobCompleteParams{}, err
+	}
+	if m.ExecutionMs < 0 {
+		return store.JobCompleteParams{}, invalid("execution_ms must not be negative")
+	}
+	return store.JobCompleteParams{OwnerParams: op, Result: result, ResultPtr: m.ResultPtr, ExecutionMS: m.ExecutionMs}, nil
+}
+
+// Complete records a job's result.
+func (h *worker) Complete(ctx context.Context, req *connect.Request[stintv1.CompleteRequest]) (*connect.Response[stintv1.CompleteResponse], error) {
+	cp, err := h.completeParams(req.Msg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.own(ctx, cp.JobID); err != nil {
+		return nil, err
+	}
+	res, err := h.s.JobComplete(ctx, []store.JobCompleteParams{cp})
+	if err == nil {
+		err = res[0].Err
+	}
+	var j store.Job
+	if err == nil {
+		j = res[0].Job
+	}
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.CompleteResponse { return &stintv1.CompleteResponse{Job: j} })
+}
+
+// CompleteMany completes a batch in one transaction. The whole batch is
+// validated first; each item is then fenced on its own lease, and a job of
+// another tenant is answered not_found like a missing one.
+func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.CompleteManyRequest]) (*connect.Response[stintv1.CompleteManyResponse], error) {
+	items := req.Msg.Completions
+	if len(items) == 0 || len(items) > MaxBatch {
+		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, len(items))
+	}
+	params := make([]store.JobCompleteParams, len(items))
+	for i, m := range items {
+		cp, err := h.completeParams(m)
+		if err != nil {
+			return nil, invalid("completion %d: %s", i, messageOf(err))
+		}
+		params[i] = cp
+	}
+	out := &stintv1.CompleteManyResponse{Results: make([]*stintv1.CompleteResult, len(items))}
+	var mine []store.JobCompleteParams
+	var at []int
+	for i, cp := range params {
+		if _, err := h.own(ctx, cp.JobID); err != nil {
+			out.Results[i] = failedItem(err)
+			continue
+		}
+		mine, at = append(mine, cp), append(at, i)
+	}
+	if len(mine) > 0 {
+		res, err := h.s.JobComplete(ctx, mine)
+		if err != nil {
+			return nil, toConnect(err)
+		}
+		t := principalOf(ctx).tenant
+		for k, r := range res {
+			if r.Err != nil {
+				out.Results[at[k]] = failedItem(toConnect(r.Err))
+			} else {
+				out.Results[at[k]] = &stintv1.CompleteResult{Job: jobToProto(t, r.Job)}
+			}
+		}
+	}
+	return connect.NewResponse(out), nil
+}
+
+func failedItem(err error) *stintv1.CompleteResult {
+	r := &stintv1.CompleteResult{ErrorCode: connect.CodeOf(err).String(), ErrorMessage: messageOf(err)}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		r.ErrorKind = ce.Meta().Get(ErrorKindHeader)
+	}
+	return r
+}
+
+// Fail ends the attempt with an error; retried or not by its class.
+func (h *worker) Fail(ctx context.Context, req *connect.Request[stintv1.FailRequest]) (*connect.Response[stintv1.FailResponse], error) {
+	m := req.Msg
+	op, err := ownerParams(m.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkName("error_code", m.ErrorCode); err != nil {
+		return nil, err
+	}
+	if err := checkText("error_message", m.ErrorMessage, MaxTextBytes); err != nil {
+		return nil, err
+	}
+	class := lifecycle.ClassTransient
+	if m.ErrorClass != stintv1.ErrorClass_ERROR_CLASS_UNSPECIFIED {
+		c, ok := classFromProto(m.ErrorClass)
+		if !ok {
+			return nil, invalid("unknown error_class %d: expected ERROR_CLASS_TRANSIENT, _PERMANENT or _TIMEOUT", m.ErrorClass)
+		}
+		class = c
+	}
+	if err := checkDuration("retry_after", m.RetryAfter); err != nil {
+		return nil, err
+	}
+	if m.ExecutionMs < 0 {
+		return nil, invalid("execution_ms must not be negative")
+	}
+	var backoff lifecycle.Backoff
+	if b := m.Backoff; b != nil {
+		if err := checkDuration("backoff.base", b.Base); err != nil {
+			return nil, err
+		}
+		if err := checkDuration("backoff.max", b.Max); err != nil {
+			return nil, err
+		}
+		if b.Factor < 0 || b.Factor > 100 || b.Factor != b.Factor {
+			return nil, invalid("backoff.factor %v: expected 1 to 100, or 0 for the default", b.Factor)
+		}
+		backoff = lifecycle.Backoff{Base: b.Base.AsDuration(), Factor: b.Factor, Max: b.Max.AsDuration()}
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobFail(ctx, &store.JobFailParams{OwnerParams: op, ExecutionMS: m.ExecutionMs, RetryAfter: m.RetryAfter.AsDuration(),
+		Backoff: backoff, Error: lifecycle.JobError{Code: m.ErrorCode, Message: m.ErrorMessage, Class: class}})
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.FailResponse { return &stintv1.FailResponse{Job: j} })
+}
+
+// Halt stops a job cleanly by policy.
+func (h *worker) Halt(ctx context.Context, req *connect.Request[stintv1.HaltRequest]) (*connect.Response[stintv1.HaltResponse], error) {
+	m := req.Msg
+	op, err := ownerParams(m.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("reason_code", m.ReasonCode, MaxNameBytes); err != nil {
+		return nil, err
+	}
+	if err := checkText("reason", m.Reason, MaxTextBytes); err != nil {
+		return nil, err
+	}
+	if m.ExecutionMs < 0 {
+		return nil, invalid("execution_ms must not be negative")
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobHalt(ctx, &store.JobHaltParams{OwnerParams: op, ReasonCode: m.ReasonCode, Reason: m.Reason, ExecutionMS: m.ExecutionMs})
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.HaltResponse { return &stintv1.HaltResponse{Job: j} })
+}
+
+// AckCancel acknowledges a requested cancel: the job is cancelled.
+func (h *worker) AckCancel(ctx context.Context, req *connect.Request[stintv1.AckCancelRequest]) (*connect.Response[stintv1.AckCancelResponse], error) {
+	op, err := ownerParams(req.Msg.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobAckCancel(ctx, &op)
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.AckCancelResponse { return &stintv1.AckCancelResponse{Job: j} })
+}
+
+// Release gives the lease back.
+func (h *worker) Release(ctx context.Context, req *connect.Request[stintv1.ReleaseRequest]) (*connect.Response[stintv1.ReleaseResponse], error) {
+	m := req.Msg
+	op, err := ownerParams(m.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("reason", m.Reason, MaxTextBytes); err != nil {
+		return nil, err
+	}
+	if _, err := h.own(ctx, op.JobID); err != nil {
+		return nil, err
+	}
+	j, err := h.s.JobRelease(ctx, &store.JobReleaseParams{OwnerParams: op, Reason: m.Reason, Requeue: m.Requeue})
+	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.ReleaseResponse { return &stintv1.ReleaseResponse{Job: j} })
+}
