@@ -41,7 +41,9 @@ func (s *Store) WebhookAdd(context.Context, store.Webhook) (store.Webhook, error
 func (s *Store) WebhookList(context.Context) ([]store.Webhook, error) {
 	return nil, &UnsupportedError{"WebhookList"}
 }
-func (s *Store) WebhookRemove(context.Context, string) error { return &UnsupportedError{"WebhookRemove"} }
+func (s *Store) WebhookRemove(context.Context, string) error {
+	return &UnsupportedError{"WebhookRemove"}
+}
 func (s *Store) OutboxClaim(context.Context, *store.OutboxClaimParams) ([]store.OutboxDelivery, error) {
 	return nil, &UnsupportedError{"OutboxClaim"}
 }
