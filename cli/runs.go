@@ -156,8 +156,11 @@ func writeRunTree(w io.Writer, v store.RunView) error {
 		head += " (" + r.Name + ")"
 	}
 	head += ": " + string(r.State)
-	if r.ReasonCode != "" || r.Reason != "" {
-		head += fmt.Sprintf(" [%s] %s", r.ReasonCode, r.Reason)
+	if r.ReasonCode != "" {
+		head += " [" + r.ReasonCode + "]"
+	}
+	if r.Reason != "" {
+		head += " " + r.Reason
 	}
 	if r.ReportedAt != nil {
 		head += ", reported " + fmtTime(*r.ReportedAt)
