@@ -55,7 +55,7 @@ func (a *app) cronAddCmd() *cobra.Command {
 				all = []store.Schedule{s}
 			}
 			// Everything is checked above: bad input opens (and creates) nothing.
-			return a.withStore(cmd.Context(), mayCreate, func(st store.Store) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
 				got, err := cron.Declare(cmd.Context(), st, all...)
 				if err != nil {
 					return err

@@ -10,7 +10,7 @@ import (
 
 func TestCron(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	stint(t, db, "cron", "add", "nightly", "--expr", "0 2 * * *", "--tz", "Europe/Paris", "--kind", "report").ok(t)
 	file := filepath.Join(t.TempDir(), "schedules.json")
 	if err := os.WriteFile(file, []byte(`[{"name": "ping", "expr": "@every 30s", "kind": "ping", "queue": "ops", "timeout": "10s"}]`), 0o600); err != nil {
@@ -34,7 +34,7 @@ func TestCron(t *testing.T) {
 	}
 	stint(t, db, "cron", "resume", "ping").ok(t)
 	stint(t, db, "cron", "rm", "ping").ok(t)
-	stint(t, db, "cron", "rm", "ping").usageError(t, `schedule "ping": not found`)
+	stint(t, db, "cron", "rm", "ping").notFound(t, `schedule "ping": not found`)
 }
 
 func TestCronBadInput(t *testing.T) {

@@ -164,10 +164,23 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	if err := pool.Start(runCtx); err != nil {
 		return err
 	}
+	// The demo run goes with the demo jobs; webhooks (stint webhooks add)
+	// receive the outbox (runs_dev.go).
+	wantRun, err := a.wantDemo(ctx, st, o.enqueueDemo, auto)
+	if err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
 	if err := a.enqueueDemo(ctx, st, out, o.enqueueDemo, auto, order[0]); err != nil {
 		_ = pool.Stop(context.Background())
 		return err
 	}
+	stopOutbox, err := a.devOutbox(ctx, runCtx, st, out, logger, wantRun, order[0])
+	if err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+	defer stopOutbox()
 	stopAPI, err := a.startDevAPI(context.WithoutCancel(ctx), out, st, o.api)
 	if err != nil {
 		_ = pool.Stop(context.Background())

@@ -135,8 +135,12 @@ func TestDev(t *testing.T) {
 				}
 			}
 		}
-		return len(jobs) == 10
+		return len(jobs) == 14 // 6 demo jobs, the demo run's 4, and the 4 above
 	})
+	runs, err := st.RunList(ctx, &store.RunListParams{})
+	if err != nil || len(runs) != 1 || runs[0].State != lifecycle.RunSucceeded {
+		t.Fatalf("the demo run: %+v %v", runs, err)
+	}
 	if code := d.stop(t); code != cli.ExitOK {
 		t.Fatalf("stint dev exited %d; stderr %q", code, d.errOut.String())
 	}
@@ -186,6 +190,7 @@ func TestDev(t *testing.T) {
 		"(its last attempt: see `dlq ls`)",
 		"stopped   " + long,
 		"stopped after",
+		"stint runs show ",
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("the output lacks %q:\n%s", line, out)

@@ -8,7 +8,7 @@ import (
 
 func TestQueues(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := migratedDB(t)
 	stint(t, db, "enqueue", "--kind", "mail", "--queue", "email").ok(t)
 	stint(t, db, "enqueue", "--kind", "sms", "--queue", "email").ok(t)
 	stint(t, db, "queues", "pause", "email").ok(t)

@@ -108,6 +108,9 @@ func NewRoot(env Env) *cobra.Command {
 		a.workerCmd(),
 		a.cronCmd(),
 		a.queuesCmd(),
+		a.runsCmd(),
+		a.webhooksCmd(),
+		a.outboxCmd(),
 	)
 	return root
 }

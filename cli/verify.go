@@ -23,7 +23,13 @@ func (a *app) verifyCmd() *cobra.Command {
 				var p store.VerifyParams
 				if !asJSON {
 					// Print findings as they are found: a large database takes a while.
-					p.OnFinding = func(f store.Finding) { fmt.Fprintf(out, "%s: %s\n", f.JobID, f.Problem) }
+					p.OnFinding = func(f store.Finding) {
+						if f.RunID != "" { // a run's row disagrees with its run events
+							fmt.Fprintf(out, "run %s: %s\n", f.RunID, f.Problem)
+							return
+						}
+						fmt.Fprintf(out, "%s: %s\n", f.JobID, f.Problem)
+					}
 				}
 				rep, err := st.Verify(cmd.Context(), &p)
 				if err != nil {
@@ -32,8 +38,12 @@ func (a *app) verifyCmd() *cobra.Command {
 				if asJSON {
 					err = writeJSON(out, rep)
 				} else {
-					_, err = fmt.Fprintf(out, "verified %s, %s: %s\n",
-						plural(rep.Jobs, "job"), plural(rep.Events, "event"), plural(len(rep.Findings), "finding"))
+					runs := ""
+					if rep.Runs > 0 {
+						runs = ", " + plural(rep.Runs, "run")
+					}
+					_, err = fmt.Fprintf(out, "verified %s, %s%s: %s\n",
+						plural(rep.Jobs, "job"), plural(rep.Events, "event"), runs, plural(len(rep.Findings), "finding"))
 				}
 				if err != nil {
 					return err

@@ -320,7 +320,8 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.Reason = firstNonEmpty(c.Reason, next.LastError.Message)
 		return op, actor, EventDeadLettered, nil
 	case OpCancel:
-		next.ReasonCode, next.Reason = ReasonCancelled, firstNonEmpty(c.Reason, "cancelled by a client")
+		// The run engine cancels with its own code (upstream_failed, run_failed).
+		next.ReasonCode, next.Reason = firstNonEmpty(c.ReasonCode, ReasonCancelled), firstNonEmpty(c.Reason, "cancelled by a client")
 		if next.State.Leased() {
 			grace := firstDuration(c.CancelGrace, next.CancelGrace.D(), DefaultCancelGrace)
 			d := later(now, grace)

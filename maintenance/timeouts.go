@@ -91,6 +91,14 @@ func (t *Timeouts) pass(ctx context.Context) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	// Runs past their timeout, with their live jobs (one transaction each pass).
+	runs, err := t.store.RunTimeOutDue(ctx, &store.MaintainParams{Limit: t.cfg.Limit, ActorID: "timeouts", Now: t.now()})
+	if runs > 0 {
+		t.l.logger.Info("timed out runs past their timeout", "runs", runs)
+	}
+	if n += runs; err != nil {
+		return n, err
+	}
 	now := t.cfg.Clock.Now()
 	if t.cfg.BudgetInterval < 0 || (!t.lastScan.IsZero() && now.Sub(t.lastScan) < t.cfg.BudgetInterval) {
 		return n, nil

@@ -122,6 +122,9 @@ func logFailures(log *slog.Logger) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			res, err := next(ctx, req)
+			if err == nil {
+				return res, nil // connect.CodeOf(nil) is CodeUnknown
+			}
 			switch connect.CodeOf(err) {
 			case connect.CodeInternal, connect.CodeUnknown, connect.CodeUnavailable, connect.CodeDataLoss:
 				log.ErrorContext(ctx, "server: call failed", "procedure", req.Spec().Procedure, "error", err)

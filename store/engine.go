@@ -29,6 +29,8 @@ type engine struct {
 	wake  *broker
 	// leases carries the ids of jobs whose lease changed under their owner.
 	leases *broker
+	// hooks knows whether any webhook exists (outboxhooks.go).
+	hooks hookCache
 	// admission is the policy applied at enqueue; nil admits every job.
 	admission *Admission
 	// limits knows which queues are paused or limited.
@@ -65,6 +67,14 @@ func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) erro
 		if err := fn(tx, &b); err != nil {
 			return err
 		}
+		// Runs and the outbox follow from the jobs' transitions in the same
+		// transaction (runsettle.go, outboxmatch.go).
+		if err := e.settleRuns(ctx, tx, &b); err != nil {
+			return err
+		}
+		if err := e.matchOutbox(ctx, tx, &b); err != nil {
+			return err
+		}
 		if err := b.flush(ctx, tx); err != nil {
 			return err
 		}
@@ -99,6 +109,8 @@ type batch struct {
 	queues  []string
 	// leases are jobs whose lease changed under their owner.
 	leases []string
+	// runs are the run and outbox writes (runbatch.go).
+	runs runBatch
 }
 
 func (b *batch) notice() Notice { return Notice{Queues: b.queues, Jobs: b.leases} }
@@ -152,6 +164,9 @@ func (b *batch) flush(ctx context.Context, tx Tx) error {
 		if err := tx.EventInsert(ctx, b.events); err != nil {
 			return err
 		}
+	}
+	if err := b.runs.flush(ctx, tx); err != nil {
+		return err
 	}
 	if n := b.notice(); !n.Empty() {
 		return tx.Notify(ctx, n)

@@ -101,7 +101,7 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 			return rep, err
 		}
 		if len(jobs) == 0 {
-			return rep, nil
+			return rep, e.verifyRuns(ctx, p, &rep)
 		}
 		byJob := map[string][]Event{}
 		for _, ev := range events {

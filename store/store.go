@@ -91,6 +91,10 @@ type Store interface {
 
 	// Close releases the store's connections.
 	Close() error
+
+	// Runs (run.go) and the outbox (outbox.go).
+	RunStore
+	OutboxStore
 }
 
 // JobEnqueueParams are the jobs to create.
@@ -264,7 +268,8 @@ type VerifyParams struct {
 
 // Finding is one job whose events and row disagree.
 type Finding struct {
-	JobID   string `json:"job_id"`
+	JobID   string `json:"job_id,omitempty"`
+	RunID   string `json:"run_id,omitempty"`
 	Problem string `json:"problem"`
 }
 
@@ -272,5 +277,6 @@ type Finding struct {
 type VerifyReport struct {
 	Jobs     int       `json:"jobs"`
 	Events   int       `json:"events"`
+	Runs     int       `json:"runs"`
 	Findings []Finding `json:"findings"`
 }

@@ -170,7 +170,14 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 		return err
 	}
 	// The pool closes a connection released inside a transaction.
-	defer pc.Release()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			pc.Release()
+		}
+	}
+	defer release()
 	t := newTx(pc.Conn(), beginSQL(opts), d.opts, write)
 	if err := fn(t); err != nil {
 		t.rollback(ctx)
@@ -192,6 +199,9 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 	case t.xid == 0:
 		return err // the transaction wrote nothing: a lost connection makes it retryable
 	}
+	// Give the broken connection back before asking on another: with every
+	// connection of the pool in this state, holding it would deadlock.
+	release()
 	switch d.xactStatus(ctx, t.xid) {
 	case "committed":
 		d.log.InfoContext(ctx, "postgres: the connection failed during COMMIT, but the transaction committed", "xid", t.xid, "err", err)

@@ -46,6 +46,10 @@ type txDriver struct {
 	opts Options
 }
 
+// Sequential tells the store that txDriver's transactions share one
+// connection: it never reads through it from another goroutine.
+func (d *txDriver) Sequential() {}
+
 // InTx runs fn in a savepoint. Only a lost enqueue race is run again: the
 // savepoint's rollback leaves tx usable, and a read-committed transaction
 // then sees the winner's job. Any other error is the caller's to handle,

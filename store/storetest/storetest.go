@@ -41,6 +41,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Races", testRaces},
 		{"RandomWalk", testRandomWalk},
 		{"StateMachine", testStateMachine},
+		{"Runs", testRuns},
+		{"Outbox", testOutbox},
+		{"RunWalk", testRunWalk},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stint-dev/stint/outbox"
+	"github.com/stint-dev/stint/store"
+)
+
+// webhooksCmd is `stint webhooks`: subscriptions fed by the outbox.
+func (a *app) webhooksCmd() *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "webhooks",
+		Short: "Add, list, remove and test webhook subscriptions",
+		Long: "A webhook receives the events that pass its filters, signed (Standard Webhooks:\n" +
+			"webhook-id, webhook-timestamp, webhook-signature \"v1,<base64 HMAC-SHA256>\") with an\n" +
+			"Idempotency-Key. Delivery is at-least-once with a stable key: dedupe on it.",
+	}, a.webhooksAddCmd(), a.webhooksLsCmd(), a.webhooksRmCmd(), a.webhooksTestCmd())
+}
+
+func (a *app) webhooksAddCmd() *cobra.Command {
+	var w store.Webhook
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "add URL",
+		Short: "Subscribe a URL to events",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("webhooks add needs exactly one URL")
+			}
+			return nil
+		},
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			w.URL = args[0]
+			if w.Secret == "" {
+				b := make([]byte, 24)
+				if _, err := rand.Read(b); err != nil {
+					return err
+				}
+				w.Secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
+			}
+			return a.withStore(cmd.Context(), mayCreate, func(st store.Store) error {
+				got, err := st.WebhookAdd(cmd.Context(), w)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), got)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "webhook %s → %s\nsecret (verify signatures with it): %s\n", got.ID, got.URL, got.Secret)
+				return err
+			})
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&w.Secret, "secret", "", "signing secret, at least 16 bytes; default: a new random whsec_ secret")
+	f.StringSliceVar(&w.EventTypes, "event", nil, "only these event types (succeeded, failed, run_succeeded, run_failed, ...)")
+	f.StringSliceVar(&w.Queues, "queue", nil, "only job events of these queues")
+	f.StringSliceVar(&w.Kinds, "kind", nil, "only job events of these kinds")
+	f.StringSliceVar(&w.Runs, "run", nil, "only events of these runs")
+	f.BoolVar(&asJSON, "json", false, "print the webhook as JSON")
+	return cmd
+}
+
+func (a *app) webhooksLsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List webhooks",
+		Args:  cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				ws, err := st.WebhookList(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return writeList(cmd.OutOrStdout(), ws, asJSON, func(w io.Writer, ws []store.Webhook) error {
+					t := newTable(w, "ID", "URL", "EVENTS", "QUEUES", "KINDS", "RUNS")
+					for _, h := range ws {
+						t.row(h.ID, h.URL, strings.Join(h.EventTypes, ","), strings.Join(h.Queues, ","), strings.Join(h.Kinds, ","), strings.Join(h.Runs, ","))
+					}
+					return t.flush()
+				})
+			})
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (with secrets)")
+	return cmd
+}
+
+func (a *app) webhooksRmCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID",
+		Short: "Remove a webhook",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("webhooks rm needs exactly one webhook id (see `stint webhooks ls`)")
+			}
+			return nil
+		},
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				if err := st.WebhookRemove(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "webhook %s removed\n", args[0])
+				return err
+			})
+		}),
+	}
+}
+
+// webhooksTestCmd sends one signed test event straight to the webhook (not
+// through the outbox), so a receiver can be checked before real events flow.
+func (a *app) webhooksTestCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "test ID",
+		Short: "Send a signed test event to a webhook and show its answer",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("webhooks test needs exactly one webhook id (see `stint webhooks ls`)")
+			}
+			return nil
+		},
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+				ws, err := st.WebhookList(cmd.Context())
+				if err != nil {
+					return err
+				}
+				var w *store.Webhook
+				for i := range ws {
+					if ws[i].ID == args[0] {
+						w = &ws[i]
+					}
+				}
+				if w == nil {
+					return usageErrorf("no webhook has id %q; list them with `stint webhooks ls`", args[0])
+				}
+				now := a.env.Clock.Now()
+				id := "msg_test_" + strconv.FormatInt(now.UnixNano(), 10)
+				body, _ := json.Marshal(store.OutboxPayload{Type: "webhook_test", Aggregate: "webhook", AggregateID: w.ID, Timestamp: now, Data: json.RawMessage(`{}`)})
+				req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, w.URL, bytes.NewReader(body))
+				if err != nil {
+					return err
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(outbox.HeaderID, id)
+				req.Header.Set(outbox.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+				req.Header.Set(outbox.HeaderSignature, outbox.Sign(w.Secret, id, now, body))
+				req.Header.Set(outbox.HeaderIdempotencyKey, id)
+				resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+				if err != nil {
+					return fmt.Errorf("webhook %s: %w", w.ID, err)
+				}
+				defer resp.Body.Close()
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "webhook %s answered %s\n", w.URL, resp.Status)
+				if err == nil && resp.StatusCode >= 300 {
+					return fmt.Errorf("webhook %s answered %s", w.URL, resp.Status)
+				}
+				return err
+			})
+		}),
+	}
+}

@@ -1,0 +1,226 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
+)
+
+// testOutbox checks the transactional outbox: rows written exactly with the
+// transitions that commit, matched by the webhooks' filters, claimed head
+// first per aggregate, fenced, dead-lettered and replayed.
+func testOutbox(t *testing.T, newStore func(*testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(*runHarness)
+	}{
+		{"RowIfAndOnlyIfTransitionCommits", outboxCommitted},
+		{"Filters", outboxFilters},
+		{"HeadsInOrderPerAggregate", outboxOrder},
+		{"StaleReporterIsFenced", outboxFenced},
+		{"DeadAndReplay", outboxDead},
+		{"RunFinalSetsReportedAt", outboxReported},
+		{"BadWebhookRefused", outboxBadWebhook},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rh := &runHarness{harness: newHarness(t, newStore)}
+			tc.fn(rh)
+			if f := rh.findings(); len(f) > 0 {
+				t.Fatalf("verify found %v", f)
+			}
+		})
+	}
+}
+
+const secret = "0123456789abcdef0123"
+
+func (h *runHarness) hook(w store.Webhook) store.Webhook {
+	h.t.Helper()
+	if w.URL == "" {
+		w.URL = "http://127.0.0.1:1/hook"
+	}
+	w.Secret = secret
+	w, err := h.s.WebhookAdd(h.ctx, w)
+	h.ok("webhook add", err)
+	return w
+}
+
+func (h *runHarness) outbox(state store.OutboxState) []store.OutboxMessage {
+	h.t.Helper()
+	ms, err := h.s.OutboxList(h.ctx, &store.OutboxListParams{State: state, Limit: 1000})
+	h.ok("outbox list", err)
+	return ms
+}
+
+func (h *runHarness) claimOutbox(limit int) []store.OutboxDelivery {
+	h.t.Helper()
+	ds, err := h.s.OutboxClaim(h.ctx, &store.OutboxClaimParams{Limit: limit, Lease: time.Minute, Now: h.tick()})
+	h.ok("outbox claim", err)
+	return ds
+}
+
+func (h *runHarness) delivered(d store.OutboxDelivery) {
+	h.t.Helper()
+	h.ok("outbox delivered", h.s.OutboxDelivered(h.ctx, &store.OutboxReportParams{ID: d.Message.ID, Attempt: d.Message.Attempts, Now: h.tick()}))
+}
+
+func eventTypes(ms []store.OutboxMessage) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.EventType
+	}
+	return out
+}
+
+func outboxCommitted(h *runHarness) {
+	h.hook(store.Webhook{})
+	f := h.enqueue()
+	h.claim(&f)
+	n := len(h.outbox(""))
+	if n != 2 {
+		h.t.Fatalf("enqueue and claim wrote %d outbox rows, want 2: %v", n, eventTypes(h.outbox("")))
+	}
+	// Rejected transitions write nothing.
+	stale := f
+	stale.Lease = "stale-lease"
+	if _, err := h.s.JobStart(h.ctx, ptrTo(h.own(stale))); !errors.Is(err, lifecycle.ErrStaleLease) {
+		h.t.Fatalf("start with a stale lease: %v", err)
+	}
+	if _, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: ""}}, Now: h.tick()}); err == nil {
+		h.t.Fatal("a bad enqueue was accepted")
+	}
+	// Heartbeats never reach the outbox.
+	_, err := h.s.JobHeartbeat(h.ctx, &store.JobHeartbeatParams{OwnerParams: h.own(f), LeaseTTL: leaseTTL})
+	h.ok("heartbeat", err)
+	if got := len(h.outbox("")); got != n {
+		h.t.Fatalf("rejected transitions and heartbeats wrote %d outbox rows", got-n)
+	}
+	h.start(f)
+	h.complete(f)
+	if got := eventTypes(h.outbox("")); len(got) != 4 || got[3] != string(lifecycle.EventSucceeded) {
+		h.t.Fatalf("outbox %v", got)
+	}
+}
+
+func outboxFilters(h *runHarness) {
+	only := h.hook(store.Webhook{EventTypes: []string{"succeeded", "run_succeeded"}})
+	v := h.create(lifecycle.RunSpec{}, rj{name: "a"})
+	h.hook(store.Webhook{Queues: []string{"no-such-queue"}, Runs: []string{v.Run.ID}})
+	h.succeed("a")
+	var got []string
+	for _, m := range h.outbox("") {
+		if m.WebhookID != only.ID {
+			if m.Aggregate == store.AggregateJob {
+				h.t.Fatalf("a queue filter let a job event of another queue through: %+v", m)
+			}
+			continue
+		}
+		got = append(got, m.EventType)
+	}
+	if len(got) != 2 || got[0] != "succeeded" || got[1] != "run_succeeded" {
+		h.t.Fatalf("filtered outbox %v", got)
+	}
+}
+
+func outboxOrder(h *runHarness) {
+	h.hook(store.Webhook{})
+	a, b := h.enqueue(), h.enqueue()
+	h.claim(&a)
+	// a: enqueued, claimed; b: enqueued. One head per aggregate.
+	heads := h.claimOutbox(10)
+	if len(heads) != 2 || heads[0].Message.AggregateID != a.ID || heads[1].Message.AggregateID != b.ID ||
+		heads[0].Message.EventType != "enqueued" {
+		h.t.Fatalf("heads %+v", heads)
+	}
+	if more := h.claimOutbox(10); len(more) != 0 {
+		h.t.Fatalf("claimed %d messages behind held heads", len(more))
+	}
+	h.delivered(heads[0])
+	next := h.claimOutbox(10)
+	if len(next) != 1 || next[0].Message.AggregateID != a.ID || next[0].Message.EventType != "claimed" {
+		h.t.Fatalf("after the head was delivered: %+v", next)
+	}
+}
+
+func outboxFenced(h *runHarness) {
+	h.hook(store.Webhook{})
+	h.enqueue()
+	first := h.claimOutbox(1)[0]
+	h.advance(2 * time.Minute) // the lease ends: the message is due again
+	second := h.claimOutbox(1)[0]
+	if second.Message.ID != first.Message.ID || second.Message.Attempts != first.Message.Attempts+1 {
+		h.t.Fatalf("reclaim: %+v then %+v", first.Message, second.Message)
+	}
+	err := h.s.OutboxDelivered(h.ctx, &store.OutboxReportParams{ID: first.Message.ID, Attempt: first.Message.Attempts, Now: h.tick()})
+	if !errors.Is(err, lifecycle.ErrStaleLease) {
+		h.t.Fatalf("a stale deliverer's report: %v", err)
+	}
+	h.delivered(second)
+	if ms := h.outbox(store.OutboxDelivered); len(ms) != 1 || ms[0].DeliveredAt == nil {
+		h.t.Fatalf("delivered: %+v", ms)
+	}
+}
+
+func outboxDead(h *runHarness) {
+	h.hook(store.Webhook{})
+	h.enqueue()
+	d := h.claimOutbox(1)[0]
+	retry := h.now.Add(time.Hour)
+	h.ok("failed", h.s.OutboxFailed(h.ctx, &store.OutboxReportParams{ID: d.Message.ID, Attempt: 1, Error: "503 Service Unavailable", RetryAt: &retry, Now: h.tick()}))
+	if more := h.claimOutbox(1); len(more) != 0 {
+		h.t.Fatal("claimed a message before its retry time")
+	}
+	h.advance(time.Hour)
+	d = h.claimOutbox(1)[0]
+	h.ok("dead", h.s.OutboxFailed(h.ctx, &store.OutboxReportParams{ID: d.Message.ID, Attempt: 2, Error: "connection refused", Dead: true, Now: h.tick()}))
+	dead := h.outbox(store.OutboxDead)
+	if len(dead) != 1 || dead[0].LastError != "connection refused" || dead[0].Attempts != 2 {
+		h.t.Fatalf("dead: %+v", dead)
+	}
+	if _, err := h.s.OutboxReplay(h.ctx, dead[0].ID); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.s.OutboxReplay(h.ctx, dead[0].ID); !errors.Is(err, lifecycle.ErrInvalidTransition) {
+		h.t.Fatalf("replay of a pending message: %v", err)
+	}
+	h.tick()
+	if again := h.claimOutbox(1); len(again) != 1 || again[0].Message.ID != dead[0].ID {
+		h.t.Fatalf("replayed message not claimed: %+v", again)
+	}
+}
+
+func outboxReported(h *runHarness) {
+	h.hook(store.Webhook{EventTypes: []string{"run_succeeded"}})
+	h.create(lifecycle.RunSpec{}, rj{name: "a"})
+	h.succeed("a")
+	if h.refresh().Run.ReportedAt != nil {
+		h.t.Fatal("reported before delivery")
+	}
+	d := h.claimOutbox(1)
+	if len(d) != 1 || d[0].Message.Aggregate != store.AggregateRun {
+		h.t.Fatalf("claimed %+v", d)
+	}
+	h.delivered(d[0])
+	if r := h.refresh().Run; r.ReportedAt == nil || r.State != lifecycle.RunSucceeded {
+		h.t.Fatalf("after delivery: %+v", r)
+	}
+}
+
+func outboxBadWebhook(h *runHarness) {
+	for _, w := range []store.Webhook{{URL: "ftp://x/y", Secret: secret}, {URL: "not a url", Secret: secret}, {URL: "http://x/y", Secret: "short"}} {
+		if _, err := h.s.WebhookAdd(h.ctx, w); !errors.Is(err, lifecycle.ErrValidation) {
+			h.t.Fatalf("webhook %+v: %v", w, err)
+		}
+	}
+	if ws, err := h.s.WebhookList(h.ctx); err != nil || len(ws) != 0 {
+		h.t.Fatalf("refused webhooks were written: %v %v", ws, err)
+	}
+	if err := h.s.WebhookRemove(h.ctx, "nope"); !errors.Is(err, lifecycle.ErrNotFound) {
+		h.t.Fatalf("remove of a missing webhook: %v", err)
+	}
+}
