@@ -2,14 +2,22 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/stint-dev/stint"
+	"github.com/stint-dev/stint/dashboard"
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/stats"
 	"github.com/stint-dev/stint/stinttest"
 	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/tracing"
 )
 
 // flowAnswer is the JSON of GET api/flow.
@@ -142,5 +150,38 @@ func TestReadOnlyOffersNoPause(t *testing.T) {
 	f.call(t, "GET", "api/flow", admin, "", &got)
 	if len(got.Queues) != 0 {
 		t.Errorf("read-only pause changed the queues: %+v", got.Queues)
+	}
+}
+
+// TestFlowThroughWrappers reaches the queue controls of a store wrapped for
+// traces, as stint dev and stint server wrap theirs.
+func TestFlowThroughWrappers(t *testing.T) {
+	t.Parallel()
+	s := stinttest.NewStore(t)
+	counter := stats.NewCounter(s, stats.Config{})
+	if err := counter.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := dashboard.New(dashboard.Config{Store: tracing.Store(s, noop.NewTracerProvider()), Counter: counter, NoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	res, err := http.Post(srv.URL+"/api/flow/pause", "application/json", strings.NewReader(`{"queue": "email"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var got flowAnswer
+	if res, err = http.Get(srv.URL + "/api/flow"); err == nil {
+		err = json.NewDecoder(res.Body).Decode(&got)
+		res.Body.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Supported || len(got.Queues) != 1 || !got.Queues[0].Paused {
+		t.Errorf("through the tracing wrapper: %+v", got)
 	}
 }
