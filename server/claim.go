@@ -6,6 +6,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/stint-dev/stint/lifecycle"
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
 	"github.com/stint-dev/stint/store"
 )
@@ -85,8 +86,13 @@ func waitFor(ctx context.Context, wake <-chan string, want map[string]bool, time
 }
 
 func (h *worker) claimParams(p principal, m *stintv1.ClaimRequest) (*store.JobClaimParams, time.Duration, error) {
-	if len(m.Queues) == 0 || len(m.Queues) > 100 {
-		return nil, 0, invalid("name 1 to 100 queues to claim from, not %d", len(m.Queues))
+	switch {
+	case len(m.Queues) == 0 && len(m.Topics) == 0:
+		return nil, 0, invalid("name the queues (1 to 100) or topic patterns to claim from")
+	case len(m.Queues) > 100:
+		return nil, 0, invalid("name at most 100 queues to claim from, not %d", len(m.Queues))
+	case len(m.Topics) > 100:
+		return nil, 0, invalid("name at most 100 topic patterns, not %d", len(m.Topics))
 	}
 	if len(m.Kinds) > 100 {
 		return nil, 0, invalid("name at most 100 kinds, not %d", len(m.Kinds))
@@ -133,6 +139,17 @@ func (h *worker) claimParams(p principal, m *stintv1.ClaimRequest) (*store.JobCl
 			return nil, 0, err
 		}
 		params.Kinds = append(params.Kinds, k)
+	}
+	// Topics filter within the queues. A claim by topics alone claims from
+	// the tenant's default queue, where jobs enqueued without a queue go.
+	for _, t := range m.Topics {
+		if err := lifecycle.CheckTopicPattern(t); err != nil {
+			return nil, 0, toConnect(err)
+		}
+		params.Topics = append(params.Topics, t)
+	}
+	if len(params.Queues) == 0 {
+		params.Queues = []string{p.tenant.storeQueue(lifecycle.DefaultQueue)}
 	}
 	return params, wait, nil
 }

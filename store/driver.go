@@ -83,6 +83,9 @@ func (n Notice) Empty() bool { return len(n.Queues) == 0 && len(n.Jobs) == 0 }
 type ClaimQuery struct {
 	Queues []string
 	Kinds  []string // empty: any kind
+	// Topics are valid topic patterns (lifecycle.MatchTopic); empty: any
+	// topic. Otherwise a job matches when its topic matches one of them.
+	Topics []string
 	Limit  int
 	Now    time.Time
 	// WorkerID is the claiming worker; drivers need not look at it.

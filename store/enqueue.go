@@ -166,6 +166,11 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 			return nil, err
 		}
 	}
+	for _, t := range p.Topics {
+		if err := lifecycle.CheckTopicPattern(t); err != nil {
+			return nil, err
+		}
+	}
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = out[:0]
@@ -187,7 +192,7 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		if p.Now != nil {
 			at = *p.Now
 		}
-		jobs, err := e.claimable(ctx, tx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Limit: p.Limit, Now: at, WorkerID: p.WorkerID})
+		jobs, err := e.claimable(ctx, tx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: p.Limit, Now: at, WorkerID: p.WorkerID})
 		if err != nil {
 			return err
 		}

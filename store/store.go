@@ -123,6 +123,10 @@ type JobClaimParams struct {
 	Queues []string
 	// Kinds the worker can run; empty means any kind.
 	Kinds []string
+	// Topics are topic patterns (lifecycle.CheckTopicPattern): when any are
+	// given, only jobs of Queues whose topic matches one of them are
+	// claimed. They filter within the queues; they never add queues.
+	Topics []string
 	// Limit is the most jobs to claim; at least 1.
 	Limit int
 	// LeaseTTL is how long the lease lasts without a heartbeat; required.

@@ -66,7 +66,7 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 		return nil, err
 	}
 	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
-		Queues: p.Queues, Kinds: p.Kinds, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
+		Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
 		// No request id of our own: a claim repeated on another server after
 		// a lost reply at worst leases jobs this worker never hears of, which
 		// the reaper requeues when their lease expires; a request id lookup

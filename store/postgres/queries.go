@@ -56,6 +56,7 @@ CROSS JOIN LATERAL (
     SELECT * FROM jobs
     WHERE state = 'queued' AND jobs.queue = q.queue
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+      AND ($4::text[] IS NULL OR cardinality($4::text[]) = 0 OR topic ~ ANY($4::text[]))
     ORDER BY priority DESC, created_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED

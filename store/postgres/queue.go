@@ -36,6 +36,7 @@ const (
 	qJobClaimableTenant = `SELECT ` + jobSelect + ` FROM jobs j
     WHERE j.state = 'queued' AND j.queue = $1 AND j.tenant = $4
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR j.kind = ANY($2::text[]))
+      AND ($5::text[] IS NULL OR cardinality($5::text[]) = 0 OR j.topic ~ ANY($5::text[]))
     ORDER BY j.priority DESC, j.created_at, j.id
     LIMIT $3
     FOR UPDATE SKIP LOCKED`
@@ -84,7 +85,7 @@ func (t *tx) JobClaimableTenant(ctx context.Context, q store.ClaimQuery, tenant 
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	return t.jobs(ctx, qJobClaimableTenant, q.Queues[0], q.Kinds, q.Limit, tenant)
+	return t.jobs(ctx, qJobClaimableTenant, q.Queues[0], q.Kinds, q.Limit, tenant, topicRegexps(q.Topics))
 }
 
 func (t *tx) JobCountLeased(ctx context.Context, queue string) (int, error) {

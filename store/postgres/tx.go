@@ -192,7 +192,7 @@ func (t *tx) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.
 	// 0.2 ms for the ordered walk of the claim index. Rule those plans out for
 	// this transaction only; the setting rides in the claim's batch.
 	t.pending.Queue(qClaimPlan).Exec(func(pgconn.CommandTag) error { return nil })
-	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit)
+	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit, topicRegexps(q.Topics))
 }
 
 func (t *tx) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, error) {

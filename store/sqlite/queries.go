@@ -22,6 +22,7 @@ const (
 	qJobClaimable = `SELECT ` + jobColumns + ` FROM jobs
     WHERE state = 'queued' AND queue = ?1
       AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+      AND (json_array_length(?4) = 0 OR EXISTS (SELECT 1 FROM json_each(?4) p WHERE stint_topic_match(p.value, topic)))
     ORDER BY priority DESC, created_at, id LIMIT ?3`
 	qJobList = `SELECT ` + jobColumns + ` FROM jobs
     WHERE (json_array_length(?1) = 0 OR state IN (SELECT value FROM json_each(?1)))

@@ -32,6 +32,7 @@ const (
 	qJobClaimableTenant = `SELECT ` + jobColumns + ` FROM jobs
     WHERE state = 'queued' AND queue = ?1 AND tenant = ?4
       AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+      AND (json_array_length(?5) = 0 OR EXISTS (SELECT 1 FROM json_each(?5) p WHERE stint_topic_match(p.value, topic)))
     ORDER BY priority DESC, created_at, id LIMIT ?3`
 	qWorkerList = `SELECT id, queues, kinds, seen_at FROM workers WHERE seen_at >= ? ORDER BY id`
 )
@@ -73,7 +74,7 @@ func (t *txn) QueueTenants(ctx context.Context, queue string, limit int) ([]stri
 }
 
 func (t *txn) JobClaimableTenant(ctx context.Context, q store.ClaimQuery, tenant string) ([]lifecycle.Job, error) {
-	return t.jobs(ctx, qJobClaimableTenant, q.Queues[0], jsonList(q.Kinds), q.Limit, tenant)
+	return t.jobs(ctx, qJobClaimableTenant, q.Queues[0], jsonList(q.Kinds), q.Limit, tenant, jsonList(q.Topics))
 }
 
 func (t *txn) JobCountLeased(ctx context.Context, queue string) (int, error) {

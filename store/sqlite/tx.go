@@ -200,10 +200,10 @@ func (t *txn) JobLiveByDedupe(ctx context.Context, tenant, key string) (lifecycl
 }
 
 func (t *txn) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.Job, error) {
-	kinds := jsonList(q.Kinds)
+	kinds, topics := jsonList(q.Kinds), jsonList(q.Topics)
 	var out []lifecycle.Job
 	for _, queue := range q.Queues {
-		jobs, err := t.jobs(ctx, qJobClaimable, queue, kinds, q.Limit)
+		jobs, err := t.jobs(ctx, qJobClaimable, queue, kinds, q.Limit, topics)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 func testClaim(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("order", func(t *testing.T) { t.Parallel(); testClaimOrder(t, newStore) })
 	t.Run("filters", func(t *testing.T) { t.Parallel(); testClaimFilters(t, newStore) })
+	t.Run("topics", func(t *testing.T) { t.Parallel(); testClaimTopics(t, newStore) })
 	t.Run("only_due_queued_jobs", func(t *testing.T) { t.Parallel(); testClaimDue(t, newStore) })
 	t.Run("start_in_the_same_call", func(t *testing.T) { t.Parallel(); testClaimStart(t, newStore) })
 	t.Run("release_with_requeue", func(t *testing.T) { t.Parallel(); testReleaseRequeue(t, newStore) })

@@ -87,7 +87,8 @@ func (x *Owner) GetRequestId() string {
 
 type ClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// queues to claim from; at least one.
+	// queues to claim from. Empty with topics set means the default queue;
+	// at least one of queues and topics is required.
 	Queues []string `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
 	// kinds the worker runs; empty means any.
 	Kinds []string `protobuf:"bytes,2,rep,name=kinds,proto3" json:"kinds,omitempty"`
@@ -103,7 +104,11 @@ type ClaimRequest struct {
 	// name followed by it.
 	WorkerId string `protobuf:"bytes,7,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// request_id makes a retried claim return the jobs the first one leased.
-	RequestId     string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// topics are topic patterns (NATS-style: "*" matches one token, ">" one
+	// or more trailing tokens, as in job.chat.* or job.>). When given, only
+	// jobs of the queues whose topic matches one of them are claimed.
+	Topics        []string `protobuf:"bytes,9,rep,name=topics,proto3" json:"topics,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,6 +197,13 @@ func (x *ClaimRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *ClaimRequest) GetTopics() []string {
+	if x != nil {
+		return x.Topics
+	}
+	return nil
 }
 
 type ClaimResponse struct {
@@ -1573,7 +1585,7 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"\x8b\x02\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"\xa3\x02\n" +
 	"\fClaimRequest\x12\x16\n" +
 	"\x06queues\x18\x01 \x03(\tR\x06queues\x12\x14\n" +
 	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x12\x14\n" +
@@ -1583,7 +1595,8 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x05start\x18\x06 \x01(\bR\x05start\x12\x1b\n" +
 	"\tworker_id\x18\a \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\b \x01(\tR\trequestId\"2\n" +
+	"request_id\x18\b \x01(\tR\trequestId\x12\x16\n" +
+	"\x06topics\x18\t \x03(\tR\x06topics\"2\n" +
 	"\rClaimResponse\x12!\n" +
 	"\x04jobs\x18\x01 \x03(\v2\r.stint.v1.JobR\x04jobs\"5\n" +
 	"\fStartRequest\x12%\n" +
