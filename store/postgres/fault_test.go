@@ -146,8 +146,10 @@ func TestRealDeadlockIsRetried(t *testing.T) {
 			t.Fatalf("a transaction failed: %v; want the deadlock retried", err)
 		}
 	}
-	if got := runs.Load(); got != 3 {
-		t.Errorf("the transactions ran %d times, want 3 (one deadlock victim run again)", got)
+	// At least one victim ran again; on a loaded machine (the race
+	// detector) the rerun can meet the survivor's locks once more.
+	if got := runs.Load(); got < 3 {
+		t.Errorf("the transactions ran %d times, want at least 3 (the deadlock victim run again)", got)
 	}
 }
 
