@@ -146,8 +146,8 @@ func TestRealDeadlockIsRetried(t *testing.T) {
 			t.Fatalf("a transaction failed: %v; want the deadlock retried", err)
 		}
 	}
-	// At least one victim ran again; on a loaded machine (the race
-	// detector) the rerun can meet the survivor's locks once more.
+	// At least the victim ran again. Under the race detector a fourth run
+	// was seen once (cause not pinned down); both must still succeed.
 	if got := runs.Load(); got < 3 {
 		t.Errorf("the transactions ran %d times, want at least 3 (the deadlock victim run again)", got)
 	}
