@@ -96,6 +96,8 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("GET /api/stalled", h.stalled)
 	api.HandleFunc("GET /api/workers", h.workers)
 	api.HandleFunc("GET /api/runs/{id}", h.run)
+	api.HandleFunc("GET /api/outbox", h.outbox)
+	api.HandleFunc("POST /api/outbox/{id}/replay", h.mutate(roleReplay, h.outboxReplay))
 	mux.Handle("/api/", h.authenticate(api))
 	return mux, nil
 }

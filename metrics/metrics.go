@@ -19,6 +19,7 @@ type Metrics struct {
 	retries         *prometheus.CounterVec
 	deadLettered    *prometheus.CounterVec
 	storeErrors     *prometheus.CounterVec
+	outbox          *prometheus.CounterVec
 	queueWait       *prometheus.HistogramVec
 	runTime         *prometheus.HistogramVec
 	reg             prometheus.Registerer
@@ -54,13 +55,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		retries:         counter("retries_total", "Failed attempts scheduled to run again, by kind.", "kind"),
 		deadLettered:    counter("dead_lettered_total", "Jobs moved to the dead-letter queue by a worker, by kind.", "kind"),
 		storeErrors:     counter("store_errors_total", "Store calls that failed for reasons other than a refused transition, by operation.", "op"),
+		outbox:          counter("outbox_deliveries_total", "Webhook delivery attempts the store recorded, by result: delivered, failed (to be retried) or dead.", "result"),
 		queueWait:       hist("queue_wait_seconds", "Time from a job being due to its attempt being claimed, by kind."),
 		runTime:         hist("run_seconds", "Time an attempt ran, from its start to its report, by kind."),
 		reg:             reg,
 		ended:           map[string]int64{},
 	}
 	for _, c := range []prometheus.Collector{m.claims, m.claimConflicts, m.leaseRenewals, m.leaseExpiries,
-		m.staleRejections, m.completions, m.failures, m.retries, m.deadLettered, m.storeErrors, m.queueWait, m.runTime} {
+		m.staleRejections, m.completions, m.failures, m.retries, m.deadLettered, m.storeErrors, m.outbox, m.queueWait, m.runTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -193,6 +193,22 @@ const pages = {
       ${edges}${nodes}</svg>`;
   },
 
+  // The webhook outbox: admins of the default tenant only (its rows carry
+  // no tenant). Dead messages get a replay button unless read-only.
+  async outbox() {
+    const r = await api("outbox");
+    const table = (name, ms, cols, row) => `<h3>${name} (${ms.length}${ms.length >= r.limit ? "+" : ""})</h3>
+      <table data-testid="outbox-${name.toLowerCase()}"><tr><th>Id</th><th>Webhook</th><th>About</th><th>Event</th><th>Attempts</th>${cols}</tr>
+      ${ms.map((m) => `<tr data-testid="outbox-row"><td>${m.id}</td><td>${esc(m.webhook_id)}</td>
+        <td>${m.aggregate === "job" ? jobLink(m.aggregate_id) : esc(m.aggregate + " " + m.aggregate_id)}</td>
+        <td>${esc(m.event_type)}</td><td class="num">${m.attempts}</td>${row(m)}</tr>`).join("") || `<tr><td colspan="8">None.</td></tr>`}</table>`;
+    return `<h2>Outbox</h2><p>Webhook deliveries not yet made, retrying, or dead.</p>
+      ${table("Pending", r.pending, "<th>Due</th>", (m) => `<td>${time(m.next_attempt_at)}</td>`)}
+      ${table("Failed", r.failed, "<th>Next attempt</th><th>Last error</th>", (m) => `<td>${time(m.next_attempt_at)}</td><td>${esc(m.last_error)}</td>`)}
+      ${table("Dead", r.dead, "<th>Last error</th><th></th>", (m) => `<td>${esc(m.last_error)}</td>
+        <td>${r.can_replay ? `<button data-testid="outbox-replay" data-post="outbox/${m.id}/replay">Replay</button>` : ""}</td>`)}`;
+  },
+
   async workers() {
     const r = await api("workers");
     const rows = r.workers.map((w) => `<tr data-testid="worker-row"><td>${esc(w.owner)}</td><td>${time(w.last_heartbeat)}</td>
@@ -270,6 +286,7 @@ async function start() {
     return;
   }
   $("#login").hidden = true;
+  $("#nav-outbox").hidden = !me.can_see_outbox;
   $("#who").textContent = `${me.name} · ${me.role} · tenant ${me.tenant}${me.read_only ? " · read-only" : ""}`;
   render();
   clearInterval(timer);

@@ -91,6 +91,15 @@ try {
   await page.locator("[data-testid=workers]").waitFor();
   await shot("09-workers");
 
+  // The outbox: the dead webhook message, and its replay button.
+  await page.click("nav a[data-page=outbox]");
+  const deadRow = page.locator("[data-testid=outbox-dead] [data-testid=outbox-row]").first();
+  await deadRow.waitFor();
+  await shot("09b-outbox");
+  const outboxReplay = page.waitForResponse((r) => /api\/outbox\/\d+\/replay$/.test(r.url()) && r.status() === 200);
+  await deadRow.locator("[data-testid=outbox-replay]").click();
+  out.outbox_replayed = (await (await outboxReplay).json()).id;
+
   // A run drawn as its DAG: two steps and the arrow between them.
   await page.goto(base + "#/run/" + process.env.RUN_ID);
   await page.waitForFunction(() => document.querySelectorAll("[data-testid=run-node]").length === 2 &&

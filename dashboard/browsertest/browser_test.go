@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,16 +129,44 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	queued := enqueue("--kind", "nobody.handles.this") // stays queued: no worker knows the kind
 	const deadKind = "demo.fail"
+	// A webhook on dead letters of deadKind whose receiver refuses its first
+	// delivery for good (the message dies) and accepts every later one (the
+	// message replayed from the Outbox page is delivered).
+	var calls atomic.Int64
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	defer receiver.Close()
+	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.WebhookAdd(ctx, store.Webhook{URL: receiver.URL, Secret: "whsec_" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		EventTypes: []string{"dead_lettered"}, Kinds: []string{deadKind}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	enqueue("--kind", deadKind, "--max-attempts", "1")
 	waitFor(t, ctx, db, func(st store.Store) bool {
 		js, err := st.JobList(ctx, &store.JobListParams{States: []lifecycle.State{lifecycle.DeadLettered}, Kind: deadKind})
 		return err == nil && len(js) > 0
 	})
+	var deadMessage int64
+	waitFor(t, ctx, db, func(st store.Store) bool {
+		ms, err := st.OutboxList(ctx, &store.OutboxListParams{State: store.OutboxDead})
+		if err == nil && len(ms) > 0 {
+			deadMessage = ms[0].ID
+		}
+		return deadMessage != 0
+	})
 
 	// A run of two steps, the second waiting on the first (a kind no worker
 	// runs, so it stays as it is), written straight into the database.
 	const runID = "browser-run"
-	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	st, err = sqlite.OpenStore(ctx, db, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +195,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		Replayed  []string `json:"replayed"`
 		Dead      []string `json:"dead"`
 		Paused    string   `json:"paused"`
+		Outbox    int64    `json:"outbox_replayed"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("browser.mjs printed %q: %v", out, err)
@@ -193,6 +225,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	if i := slices.IndexFunc(settings, func(q store.QueueSettings) bool { return q.Name == got.Paused }); got.Paused == "" || i < 0 || !settings[i].Paused {
 		t.Errorf("the queue paused in the browser (%q) is not paused in the store: %+v", got.Paused, settings)
 	}
+	// The outbox message replayed in the browser is delivered this time.
+	if got.Outbox != deadMessage {
+		t.Errorf("the browser replayed outbox message %d, want %d", got.Outbox, deadMessage)
+	}
+	waitFor(t, ctx, db, func(st store.Store) bool {
+		ms, err := st.OutboxList(ctx, &store.OutboxListParams{State: store.OutboxDelivered})
+		return err == nil && slices.ContainsFunc(ms, func(m store.OutboxMessage) bool { return m.ID == deadMessage })
+	})
 	for i, id := range got.Replayed {
 		j, err := st.JobGet(ctx, id)
 		if err != nil || j.ReplayOf == "" || (i < len(got.Dead) && j.ReplayOf != got.Dead[i]) {
