@@ -41,6 +41,8 @@ type Driver struct {
 	clock   clock.Clock
 	// noticePoll is Options.NoticePoll.
 	noticePoll time.Duration
+	// noticeFrom is the last notice id at Open: Listen delivers those after.
+	noticeFrom int64
 	// applied names the migrations Open applied.
 	applied []string
 }
@@ -109,6 +111,10 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 	if d.rstmts, err = newStmtCache(ctx, r, readQueries); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.noticeFrom, err = d.noticesLast(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return d, nil
 }

@@ -34,8 +34,9 @@ const (
 
 var _ store.Listener = (*Driver)(nil)
 
-// Listen delivers the notices committed to the file after it starts, by this
-// process and by others, reading them every Options.NoticePoll (DefaultNoticePoll) on a reader
+// Listen delivers the notices committed to the file since Open, by this
+// process and by others (since Open rather than since Listen's start, which
+// runs in a goroutine of its own: nothing committed in between is lost), reading them every Options.NoticePoll (DefaultNoticePoll) on a reader
 // (an indexed range read past the last id seen) until ctx ends. SQLite has
 // no LISTEN; polling a table lets a cancel from `stint jobs cancel` in one
 // process reach the handler running in another within a poll, not at its
@@ -44,10 +45,7 @@ var _ store.Listener = (*Driver)(nil)
 // at the next tick; notices are also made up for by claimers' polling and
 // owners' heartbeats.
 func (d *Driver) Listen(ctx context.Context, deliver func(store.Notice)) error {
-	last, err := d.noticesLast(ctx)
-	if err != nil {
-		last = -1 // read at the first tick that can
-	}
+	last := d.noticeFrom
 	tick := time.NewTicker(d.noticePoll)
 	defer tick.Stop()
 	// marks remember the last id seen at each noticeMark, to trim by id
@@ -62,12 +60,6 @@ func (d *Driver) Listen(ctx context.Context, deliver func(store.Notice)) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-		}
-		if last < 0 {
-			if last, err = d.noticesLast(ctx); err != nil {
-				last = -1
-			}
-			continue
 		}
 		n, next, err := d.noticesAfter(ctx, last)
 		if err != nil {
