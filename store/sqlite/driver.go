@@ -26,6 +26,10 @@ type Options struct {
 	// (wrapped, naming `stint migrate`) and changes nothing. Commands that
 	// only read or act on jobs set it. Defaults to false.
 	NoMigrate bool
+	// NoticePoll is how often Listen reads the notices other processes
+	// (and this one) commit: the most a cancel from another process waits
+	// to reach its handler. Defaults to DefaultNoticePoll (25 ms).
+	NoticePoll time.Duration
 }
 
 // Driver is a [store.Driver] on one SQLite file.
@@ -35,6 +39,10 @@ type Driver struct {
 	read    *sql.DB
 	rstmts  *stmtCache
 	clock   clock.Clock
+	// noticePoll is Options.NoticePoll.
+	noticePoll time.Duration
+	// noticeFrom is the last notice id at Open: Listen delivers those after.
+	noticeFrom int64
 	// applied names the migrations Open applied.
 	applied []string
 }
@@ -61,6 +69,9 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
+	}
+	if opts.NoticePoll <= 0 {
+		opts.NoticePoll = DefaultNoticePoll
 	}
 	if opts.Readers <= 0 {
 		opts.Readers = 4
@@ -96,10 +107,14 @@ func Open(ctx context.Context, path string, opts Options) (*Driver, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(opts.Readers)
-	d := &Driver{writeDB: wdb, w: newWriter(conn, opts.Clock), read: r, clock: opts.Clock, applied: applied}
+	d := &Driver{writeDB: wdb, w: newWriter(conn, opts.Clock), read: r, clock: opts.Clock, noticePoll: opts.NoticePoll, applied: applied}
 	if d.rstmts, err = newStmtCache(ctx, r, readQueries); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.noticeFrom, err = d.noticesLast(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return d, nil
 }

@@ -49,4 +49,5 @@ func (c *stmtCache) close() error {
 // readQueries are prepared on the reader pool when the driver opens (the
 // writer prepares its statements on its own connection as it first runs them).
 var readQueries = []string{qJobGet, qJobGetOne, qJobByDedupe, qJobClaimable, qJobList, qDuePromote, qDueLease,
-	qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qEventJobsByRequest}
+	qDueStalled, qDueCancel, qDueTimeout, qDueDeadline, qEventByRequest, qEventList, qEventJobsByRequest,
+	qNoticesAfter, qNoticesLast}

@@ -319,9 +319,33 @@ func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Ro
 	return out, rows.Err()
 }
 
-// Notify does nothing: SQLite serves one process, whose store wakes its own
-// claimers after commit.
-func (t *txn) Notify(context.Context, store.Notice) error { return nil }
+// Notify writes the notice into the notices table in this transaction, one
+// row per queue and per job, for the listeners of other processes on the
+// same file (see listen.go); it lands only if the transaction commits. This
+// process's own subscribers are woken by the store after commit, and hear
+// the rows back through Listen as well: harmless, since claiming and
+// looking at a lease are idempotent.
+func (t *txn) Notify(ctx context.Context, n store.Notice) error {
+	if n.Empty() {
+		return nil
+	}
+	now, _ := t.Now(ctx)
+	st, err := t.prep(ctx, qNoticeInsert)
+	if err != nil {
+		return err
+	}
+	for _, kn := range [...]struct {
+		kind  string
+		names []string
+	}{{noticeQueue, n.Queues}, {noticeJob, n.Jobs}} {
+		for _, name := range kn.names {
+			if _, err := st.ExecContext(t.stmtCtx(ctx), kn.kind, name, micros(now)); err != nil {
+				return fmt.Errorf("sqlite: notify %s %s: %w", kn.kind, name, err)
+			}
+		}
+	}
+	return nil
+}
 
 func jsonList(ss []string) string {
 	if len(ss) == 0 {
