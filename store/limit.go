@@ -134,13 +134,13 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 		lq.Queues, lq.Limit = []string{name}, n
 		claimFn := tx.JobClaimable
 		switch {
+		case s.FairTenants: // with the key limit too, if any
+			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
+				return e.claimFair(ctx, tx, qt, q, s)
+			}
 		case s.KeyLimit > 0:
 			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
 				return claimKeyed(ctx, tx, q, s.KeyLimit)
-			}
-		case s.FairTenants:
-			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
-				return e.claimFair(ctx, tx, qt, q, s)
 			}
 		}
 		got, err := claimFn(ctx, lq)
