@@ -97,3 +97,9 @@ func (c *Client) PauseSchedule(ctx context.Context, name string, paused bool) er
 	_, err = ss.SchedulePause(ctx, name, paused)
 	return err
 }
+
+// LimitKind sets the most jobs of kind started per interval, across every
+// queue and node; a limit of 0 removes it.
+func (c *Client) LimitKind(ctx context.Context, kind string, limit int, interval time.Duration) (store.QueueSettings, error) {
+	return c.LimitQueue(ctx, store.KindLimitName(kind), store.QueueLimits{RateLimit: &limit, RateInterval: &interval})
+}

@@ -35,6 +35,7 @@ const devGrace = 5 * time.Second
 
 type devOptions struct {
 	queues      string
+	admission   string // --admission: a JSON file of rules
 	concurrency int
 	enqueueDemo bool
 	grace       time.Duration
@@ -73,6 +74,7 @@ func (a *app) devCmd() *cobra.Command {
 	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "workers per queue when --queues gives no number")
 	f.BoolVar(&o.enqueueDemo, "enqueue-demo", false, "enqueue the demo jobs at start (default: only when the database has no jobs)")
+	f.StringVar(&o.admission, "admission", "", "JSON file of admission rules applied at every enqueue (see docs/flow.md)")
 	f.StringVar(&o.api, "api", o.api, "loopback address to serve the API on (see `stint server`)")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
 	return cmd
@@ -109,6 +111,9 @@ func parseQueues(s string, def int) (map[string]int, []string, error) {
 // stops them in order: the pool first (its releases need no maintenance),
 // then the services.
 func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues map[string]int, order []string, auto bool) (err error) {
+	if err := a.loadAdmission(o.admission); err != nil {
+		return err
+	}
 	st, err := a.openStore(ctx, mayCreate)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -229,6 +230,14 @@ func TestDevKeepsAnExistingDatabase(t *testing.T) {
 
 func TestDevBadInput(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -241,6 +250,11 @@ func TestDevBadInput(t *testing.T) {
 		{"concurrency zero", []string{"--concurrency", "0"}, "expected an integer from 1 to 10000"},
 		{"stray argument", []string{"now"}, `unknown command "now" for "stint dev"`},
 		{"negative grace", []string{"--shutdown-grace", "-1s"}, "expected a non-negative duration"},
+		{"admission file missing", []string{"--admission", filepath.Join(dir, "none.json")}, "--admission: open"},
+		{"admission not json", []string{"--admission", file("bad.json", "{rules")}, "admission rules:"},
+		{"admission unknown field", []string{"--admission", file("field.json", `{"rules":[{"tenant":"a","max_jobs":3}]}`)}, `unknown field "max_jobs"`},
+		{"admission negative", []string{"--admission", file("neg.json", `{"rules":[{"max_live_jobs":-1}]}`)}, "admission rule 1: invalid request: max_live_jobs -1"},
+		{"admission limits nothing", []string{"--admission", file("none2.json", `{"rules":[{"tenant":"a"}]}`)}, "the rule limits nothing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,9 +41,28 @@ func (a *app) openStore(ctx context.Context, mode openMode) (store.Store, error)
 		if err := a.checkSQLite(mode); err != nil {
 			return nil, err
 		}
-		st, err = sqlite.OpenStore(ctx, a.db, sqlite.Options{Clock: a.env.Clock, NoMigrate: mode == mustExist})
+		var d *sqlite.Driver
+		if d, err = sqlite.Open(ctx, a.db, sqlite.Options{Clock: a.env.Clock, NoMigrate: mode == mustExist}); err == nil {
+			st = store.New(d, store.Options{Admission: a.admission})
+		}
 	}
 	return st, a.schemaError(err)
+}
+
+// loadAdmission reads the --admission file into a.admission; a missing or
+// malformed file is a usage error, before anything is opened or written.
+func (a *app) loadAdmission(path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageErrorf("--admission: %v: give a JSON file of rules (see docs/flow.md)", err)
+	}
+	if a.admission, err = store.ParseAdmission(data); err != nil {
+		return usageErrorf("--admission %s: %v", path, err)
+	}
+	return nil
 }
 
 // schemaError turns a missing or outdated schema into a usage error that

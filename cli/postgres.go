@@ -19,7 +19,11 @@ func (a *app) openPostgres(ctx context.Context, mode openMode) (store.Store, err
 	}
 	// A one-shot command has no use for reconnect chatter; warnings still show.
 	log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: a.schema, Logger: log, NoMigrate: mode == mustExist})
+	d, err := postgres.Open(ctx, a.databaseURL, postgres.Options{Schema: a.schema, Logger: log, NoMigrate: mode == mustExist})
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d, store.Options{Admission: a.admission}), nil
 }
 
 // pgSchema is the PostgreSQL schema the global flags name.

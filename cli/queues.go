@@ -108,14 +108,15 @@ func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
 func (a *app) queuesLimitCmd() *cobra.Command {
 	var maxRunning, rate, keyLimit int
 	var per time.Duration
-	var fair bool
+	var fair, kind bool
 	var weights map[string]int
 	cmd := &cobra.Command{
 		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION]",
 		Short: "Limit a queue across every node: jobs running at once, starts per interval",
 		Example: `  stint queues limit email --max-running 10
   stint queues limit api --rate 100 --per 1m
-  stint queues limit email --max-running 0    # no limit`,
+  stint queues limit email --max-running 0    # no limit
+  stint queues limit --kind send-sms --rate 10 --per 1s   # a kind, in every queue`,
 		Args: oneName("queue"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -144,13 +145,24 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 			if rate > 0 && per <= 0 {
 				return usageErrorf("--rate %d needs --per, the interval, such as --per 1m", rate)
 			}
+			name := args[0]
+			if kind {
+				if l.RateLimit == nil && l.RateInterval == nil || l.MaxRunning != nil || l.KeyLimit != nil || l.FairTenants != nil || l.Weights != nil {
+					return usageErrorf("--kind takes only --rate with --per (limit the queue for the rest)")
+				}
+				name = store.KindLimitName(name)
+			}
 			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
 				qs, err := store.Queues(st)
 				if err != nil {
 					return err
 				}
-				q, err := qs.QueueLimit(cmd.Context(), args[0], l)
+				q, err := qs.QueueLimit(cmd.Context(), name, l)
 				if err != nil {
+					return err
+				}
+				if kind {
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "kind %s: rate %d per %s (0: no limit), in every queue\n", args[0], q.RateLimit, q.RateInterval)
 					return err
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t\n",
@@ -164,6 +176,7 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 	f.Var(intFlag{p: &rate, min: 0, max: 1_000_000}, "rate", "most jobs of the queue started per --per (0: no limit)")
 	f.Var(durationFlag{&per}, "per", "the rate limit's interval, e.g. 1s or 1m")
 	f.Var(intFlag{p: &keyLimit, min: 0, max: 1_000_000}, "key-limit", "most jobs per concurrency key (env "+store.ConcurrencyKeyEnv+") at once (0: no limit)")
+	f.BoolVar(&kind, "kind", false, "the argument is a job kind: limit its starts per --per in every queue")
 	f.BoolVar(&fair, "fair", false, "share each claim between the tenants with queued jobs, by weight")
 	f.StringToIntVar(&weights, "weight", nil, "tenant weights for --fair, e.g. --weight acme=3,free=1 (default 1 each)")
 	return cmd

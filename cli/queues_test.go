@@ -32,6 +32,9 @@ func TestQueues(t *testing.T) {
 		t.Fatalf("table %q", out)
 	}
 	stint(t, db, "queues", "resume", "email").ok(t)
+	if out := stint(t, db, "queues", "limit", "--kind", "sms", "--rate", "5", "--per", "1s").ok(t).stdout; !strings.Contains(out, "kind sms: rate 5 per 1s") {
+		t.Fatalf("kind limit said %q", out)
+	}
 }
 
 func TestQueuesBadInput(t *testing.T) {
@@ -49,6 +52,8 @@ func TestQueuesBadInput(t *testing.T) {
 		{"negative", []string{"limit", "q", "--max-running", "-1"}, "expected an integer"},
 		{"bad queue name", []string{"pause", "a b"}, "queue name"},
 		{"two queues", []string{"resume", "a", "b"}, "expected one queue name"},
+		{"kind with max running", []string{"limit", "sms", "--kind", "--rate", "1", "--per", "1s", "--max-running", "1"}, "--kind takes only --rate"},
+		{"kind without rate", []string{"limit", "sms", "--kind", "--fair"}, "--kind takes only --rate"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stint-dev/stint/clock"
+	"github.com/stint-dev/stint/store"
 )
 
 // Env is what the command line reads from and writes to. Zero fields take
@@ -57,6 +58,9 @@ type app struct {
 	// stint server instead of a database (cli/worker.go).
 	server string
 	token  string
+	// admission, when set (--admission of dev and server), is applied to
+	// every enqueue of the store openStore opens.
+	admission *store.Admission
 }
 
 // Environment variables that set the global flags' defaults.

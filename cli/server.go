@@ -24,6 +24,7 @@ import (
 
 type serverOptions struct {
 	listen       string
+	admission    string // --admission: a JSON file of rules
 	tlsCert      string
 	tlsKey       string
 	clientCA     string
@@ -52,6 +53,7 @@ func (a *app) serverCmd() *cobra.Command {
 		}),
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.admission, "admission", "", "JSON file of admission rules applied at every enqueue (see docs/flow.md)")
 	f.StringVar(&o.listen, "listen", o.listen, "address to serve the API on, host:port")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serves HTTPS")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -111,6 +113,9 @@ func (a *app) runServer(ctx context.Context, out io.Writer, o serverOptions) (er
 	}
 	tlsCfg, err := o.tlsConfig()
 	if err != nil {
+		return err
+	}
+	if err := a.loadAdmission(o.admission); err != nil {
 		return err
 	}
 	st, err := a.openStore(ctx, mayCreate)

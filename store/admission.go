@@ -14,28 +14,28 @@ import (
 // to the caller like any other job, and never run.
 type Admission struct {
 	// Rules are checked in order; the first one a job breaks denies it.
-	Rules []AdmissionRule
+	Rules []AdmissionRule `json:"rules"`
 	// Hook, when set, is asked about every job the rules admit. A non-empty
 	// reason denies the job; an error fails the whole enqueue (nothing is
 	// written). It runs inside the enqueue's transaction: keep it quick.
-	Hook func(ctx context.Context, spec lifecycle.Spec) (denyReason string, err error)
+	Hook func(ctx context.Context, spec lifecycle.Spec) (denyReason string, err error) `json:"-"`
 }
 
 // AdmissionRule limits the jobs it matches. Tenant, Queue and Kind select
 // them (empty matches any); each limit left at its zero value is off.
 type AdmissionRule struct {
-	Tenant string
-	Queue  string
-	Kind   string
+	Tenant string `json:"tenant,omitempty"`
+	Queue  string `json:"queue,omitempty"`
+	Kind   string `json:"kind,omitempty"`
 	// MaxLiveJobs is the most non-terminal jobs the job's tenant may have
 	// (in Queue, when the rule names one), counting the new job.
-	MaxLiveJobs int
+	MaxLiveJobs int `json:"max_live_jobs,omitempty"`
 	// Kinds are the kinds the matched jobs may have; empty allows any.
-	Kinds []string
+	Kinds []string `json:"kinds,omitempty"`
 	// MaxPayloadBytes bounds the payload below lifecycle.MaxPayloadBytes.
-	MaxPayloadBytes int
+	MaxPayloadBytes int `json:"max_payload_bytes,omitempty"`
 	// MaxPriority bounds the priority; nil means no bound.
-	MaxPriority *int
+	MaxPriority *int `json:"max_priority,omitempty"`
 }
 
 // AdmissionTx is implemented by a driver's Tx that can count live jobs for

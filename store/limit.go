@@ -24,6 +24,7 @@ type limits struct {
 	at      time.Time // when names was read, by the store's clock; zero: never
 	last    time.Time // the store's clock at this node's latest claim
 	names   map[string]bool
+	kinds   map[string]bool      // kinds with a rate limit (rows named KindLimitName)
 	workers map[string]time.Time // worker id → when its claim was last recorded
 	// turn rotates which tenant a fair claim serves first.
 	turn int
@@ -38,20 +39,28 @@ func (l *limits) forget() {
 	l.mu.Unlock()
 }
 
-// limited returns which of queues need their settings read. It judges
+// limited returns which of queues need their settings read, and the kinds
+// with a rate limit (nil: none). It judges
 // the age of the names by the time of the latest claim, so the common case
 // reads no clock (on PostgreSQL the claim's time comes with its rows).
-func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[string]bool, error) {
+func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[string]bool, map[string]bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.last
 	if l.at.IsZero() || t.Sub(l.at) >= limitsRefresh || t.Before(l.at) {
 		names, err := qt.QueueLimitedNames(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		l.names, l.at = make(map[string]bool, len(names)), t
+		l.names, l.kinds, l.at = make(map[string]bool, len(names)), nil, t
 		for _, n := range names {
+			if kind, ok := limitedKind(n); ok {
+				if l.kinds == nil {
+					l.kinds = map[string]bool{}
+				}
+				l.kinds[kind] = true
+				continue
+			}
 			l.names[n] = true
 		}
 	}
@@ -64,7 +73,7 @@ func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[
 			out[q] = true
 		}
 	}
-	return out, nil
+	return out, l.kinds, nil
 }
 
 // claimable is JobClaimable with the queues' pauses and limits applied.
@@ -77,8 +86,8 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 	if !ok {
 		return tx.JobClaimable(ctx, q)
 	}
-	limited, err := e.limits.limited(ctx, qt, q.Queues)
-	if err != nil || len(limited) == 0 {
+	limited, kinds, err := e.limits.limited(ctx, qt, q.Queues)
+	if err != nil || len(limited) == 0 && len(kinds) == 0 {
 		if err != nil {
 			return nil, err
 		}
@@ -125,13 +134,13 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 		lq.Queues, lq.Limit = []string{name}, n
 		claimFn := tx.JobClaimable
 		switch {
+		case s.FairTenants: // with the key limit too, if any
+			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
+				return e.claimFair(ctx, tx, qt, q, s)
+			}
 		case s.KeyLimit > 0:
 			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
 				return claimKeyed(ctx, tx, q, s.KeyLimit)
-			}
-		case s.FairTenants:
-			claimFn = func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
-				return e.claimFair(ctx, tx, qt, q, s)
 			}
 		}
 		got, err := claimFn(ctx, lq)
@@ -153,6 +162,11 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 	})
 	if len(jobs) > q.Limit {
 		jobs = jobs[:q.Limit]
+	}
+	if len(kinds) > 0 {
+		if jobs, err = kindRates(ctx, qt, q, kinds, jobs); err != nil {
+			return nil, err
+		}
 	}
 	return jobs, countStarts(ctx, qt, settings, jobs)
 }

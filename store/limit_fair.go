@@ -11,13 +11,26 @@ import (
 // tenants with queued jobs by their weights, then fills what they leave
 // (work-conserving: a lone tenant gets every slot). The tenant served
 // first, who gets the remainder of the division, rotates between claims.
+// A queue with a KeyLimit too has it applied to every tenant's share and
+// to the fill, with one count per key across them.
 func (e *engine) claimFair(ctx context.Context, tx Tx, qt QueueTx, q ClaimQuery, s QueueSettings) ([]lifecycle.Job, error) {
+	// pick reads up to q.Limit jobs from claimable, not those in skip.
+	pick := func(ctx context.Context, q ClaimQuery, claimable claimFunc, skip map[string]bool) ([]lifecycle.Job, error) {
+		return claimable(ctx, q)
+	}
+	if s.KeyLimit > 0 {
+		k, err := newKeys(ctx, tx, q.Queues[0], s.KeyLimit)
+		if err != nil {
+			return nil, err
+		}
+		pick = k.claim
+	}
 	tenants, err := qt.QueueTenants(ctx, q.Queues[0], 1000)
 	if err != nil || len(tenants) <= 1 {
 		if err != nil {
 			return nil, err
 		}
-		return tx.JobClaimable(ctx, q)
+		return pick(ctx, q, tx.JobClaimable, nil)
 	}
 	slices.Sort(tenants)
 	e.limits.mu.Lock()
@@ -53,7 +66,9 @@ func (e *engine) claimFair(ctx context.Context, tx Tx, qt QueueTx, q ClaimQuery,
 		}
 		tq := q
 		tq.Limit = shares[i]
-		got, err := qt.JobClaimableTenant(ctx, tq, t)
+		got, err := pick(ctx, tq, func(ctx context.Context, q ClaimQuery) ([]lifecycle.Job, error) {
+			return qt.JobClaimableTenant(ctx, q, t)
+		}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +80,7 @@ func (e *engine) claimFair(ctx context.Context, tx Tx, qt QueueTx, q ClaimQuery,
 	if len(out) < q.Limit {
 		// Some tenants had fewer jobs than their share: the rest go in
 		// claim order to whoever has them.
-		more, err := tx.JobClaimable(ctx, q)
+		more, err := pick(ctx, q, tx.JobClaimable, seen)
 		if err != nil {
 			return nil, err
 		}

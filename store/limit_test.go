@@ -330,3 +330,57 @@ func TestConcurrencyKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestFairTenantsWithKeys: a queue with both fairness and a per-key limit
+// applies both: each tenant's share and the fill skip keys at their limit.
+func TestFairTenantsWithKeys(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.open(t, store.Options{})
+			qs, _ := store.Queues(s)
+			ctx := t.Context()
+			yes, two := true, 2
+			if _, err := qs.QueueLimit(ctx, "q", store.QueueLimits{FairTenants: &yes, KeyLimit: &two}); err != nil {
+				t.Fatal(err)
+			}
+			// The big tenant queues first: 100 jobs of one hot key, then
+			// 100 of distinct keys; the small tenant 10 of distinct keys.
+			job := func(tenant, key string) lifecycle.Spec {
+				return lifecycle.Spec{Kind: "k", Queue: "q", Tenant: tenant, Env: map[string]string{store.ConcurrencyKeyEnv: key}}
+			}
+			var specs []lifecycle.Spec
+			for i := range 200 {
+				specs = append(specs, job("big", map[bool]string{true: "hot", false: fmt.Sprint("b", i)}[i < 100]))
+			}
+			for i := range 10 {
+				specs = append(specs, job("small", fmt.Sprint("s", i)))
+			}
+			if _, err := s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs}); err != nil {
+				t.Fatal(err)
+			}
+			count := func(jobs []store.Job) (hot, small int) {
+				for _, j := range jobs {
+					if j.Env[store.ConcurrencyKeyEnv] == "hot" {
+						hot++
+					}
+					if j.Tenant == "small" {
+						small++
+					}
+				}
+				return hot, small
+			}
+			// Fair: 5 each; the big tenant's 5 hold only 2 of the hot key.
+			got := claim(t, s, "q", 10, nil)
+			if hot, small := count(got); len(got) != 10 || hot != 2 || small != 5 {
+				t.Fatalf("first batch: %d jobs, %d hot, %d small; want 10, 2 hot (key limit), 5 small (fair share)", len(got), hot, small)
+			}
+			got = claim(t, s, "q", 10, nil)
+			if hot, small := count(got); len(got) != 10 || hot != 0 || small != 5 {
+				t.Fatalf("second batch: %d jobs, %d hot, %d small; want 10, no hot (at its limit), 5 small", len(got), hot, small)
+			}
+			verifyClean(t, s)
+		})
+	}
+}

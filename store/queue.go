@@ -173,7 +173,11 @@ func (e *engine) queueTx(ctx context.Context, fn func(tx Tx, qt QueueTx) error) 
 // queueChange reads a queue's settings (or the zero ones), lets change
 // edit them and writes them back.
 func (e *engine) queueChange(ctx context.Context, name string, change func(*QueueSettings) error) (QueueSettings, error) {
-	if err := lifecycle.CheckName("queue", name); err != nil {
+	if kind, ok := limitedKind(name); ok {
+		if err := lifecycle.CheckName("kind", kind); err != nil {
+			return QueueSettings{}, err
+		}
+	} else if err := lifecycle.CheckName("queue", name); err != nil {
 		return QueueSettings{}, err
 	}
 	var out QueueSettings
@@ -197,6 +201,9 @@ func (e *engine) queueChange(ctx context.Context, name string, change func(*Queu
 
 func (e *engine) QueuePause(ctx context.Context, name string, paused bool) (QueueSettings, error) {
 	return e.queueChange(ctx, name, func(q *QueueSettings) error {
+		if _, kind := limitedKind(name); kind {
+			return lifecycle.Validationf("kind %s: a kind cannot be paused; pause its queue", strings.TrimPrefix(name, kindPrefix))
+		}
 		q.Paused = paused
 		return nil
 	})
@@ -226,6 +233,9 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 			if w < 1 || w > 1000 {
 				return lifecycle.Validationf("weight %d of tenant %q: give 1 to 1000", w, tenant)
 			}
+		}
+		if _, kind := limitedKind(name); kind && (q.Paused || q.MaxRunning != 0 || q.KeyLimit != 0 || q.FairTenants || len(q.Weights) > 0) {
+			return lifecycle.Validationf("kind %s: a kind takes only a rate limit (--rate with --per); limit the queue for the rest", strings.TrimPrefix(name, kindPrefix))
 		}
 		switch {
 		case q.MaxRunning < 0 || q.MaxRunning > MaxBatch*100:
