@@ -24,6 +24,11 @@ type OutboxRetainTx interface {
 	// that ended before before, and returns how many it removed. Pending
 	// messages are never deleted.
 	OutboxDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error)
+	// RunDeleteFinished deletes up to limit finished runs that ended before
+	// before and whose jobs are all gone (and nothing about them is still to
+	// deliver), with their run_jobs and run_events rows; it returns how many
+	// runs it removed. A live run is never deleted.
+	RunDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // HistoryPartitioner is implemented by drivers whose history lives in
@@ -65,6 +70,7 @@ type RetainResult struct {
 	Events     int `json:"events"`
 	Heartbeats int `json:"heartbeats"`
 	Outbox     int `json:"outbox"`
+	Runs       int `json:"runs"`
 }
 
 func (e *engine) JobRetain(ctx context.Context, p *RetainParams) (RetainResult, error) {
@@ -89,6 +95,9 @@ func (e *engine) JobRetain(ctx context.Context, p *RetainParams) (RetainResult, 
 			}
 			if ot, ok := tx.(OutboxRetainTx); ok {
 				if out.Outbox, err = ot.OutboxDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
+					return err
+				}
+				if out.Runs, err = ot.RunDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
 					return err
 				}
 			}

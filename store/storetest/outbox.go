@@ -25,6 +25,7 @@ func testOutbox(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"RunFinalSetsReportedAt", outboxReported},
 		{"BadWebhookRefused", outboxBadWebhook},
 		{"RetentionDeletesFinished", outboxRetained},
+		{"RetentionDeletesFinishedRuns", runsRetained},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -264,5 +265,30 @@ func outboxRetained(h *runHarness) {
 	}
 	if len(left) != 2 || !left[pending] || !left[recent[0].Message.ID] {
 		h.t.Errorf("left %v, want the pending %d and the recent %d", left, pending, recent[0].Message.ID)
+	}
+}
+
+// runsRetained: retention deletes a finished run once its jobs are gone, with
+// its run_jobs and run_events, and never a live run; verify stays clean.
+func runsRetained(h *runHarness) {
+	done := h.create(lifecycle.RunSpec{}, rj{name: "a"}).Run.ID
+	h.succeed("a")
+	h.states(lifecycle.RunSucceeded, nil)
+	live := h.create(lifecycle.RunSpec{}, rj{name: "b"}, rj{name: "c", deps: []string{"b"}}).Run.ID
+	cutoff := h.now.Add(time.Minute)
+	h.advance(time.Hour)
+	res, err := h.s.JobRetain(h.ctx, &store.RetainParams{FinishedBefore: cutoff})
+	h.ok("retain", err)
+	if res.Runs != 1 || res.Jobs != 1 {
+		h.t.Errorf("retention deleted %d runs and %d jobs, want the finished run and its job", res.Runs, res.Jobs)
+	}
+	if _, err := h.s.RunGet(h.ctx, done); !errors.Is(err, store.ErrNotFound) {
+		h.t.Errorf("finished run after retention: %v, want not found", err)
+	}
+	if evs, err := h.s.RunEvents(h.ctx, done); err == nil && len(evs) != 0 {
+		h.t.Errorf("finished run's events after retention: %d", len(evs))
+	}
+	if v, err := h.s.RunGet(h.ctx, live); err != nil || len(v.Jobs) != 2 {
+		h.t.Errorf("live run after retention: %+v, %v", v, err)
 	}
 }
