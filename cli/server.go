@@ -17,6 +17,7 @@ import (
 
 	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/maintenance"
+	"github.com/stint-dev/stint/outbox"
 	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/server/remote"
 	"github.com/stint-dev/stint/store"
@@ -137,6 +138,16 @@ func (a *app) runServer(ctx context.Context, out io.Writer, o serverOptions) (er
 		return err
 	}
 	defer m.Stop()
+	// The outbox deliverer runs on every server: deliverers claim rows with
+	// SKIP LOCKED (PostgreSQL), so several servers share the work safely.
+	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock})
+	if err != nil {
+		return err
+	}
+	if err := d.Start(runCtx); err != nil {
+		return err
+	}
+	defer d.Stop()
 	api, err := serveAPI(st, server.Config{NoAuth: o.noAuth, MaxJSONBytes: o.maxJSONBytes, Logger: logger}, o.listen, tlsCfg)
 	if err != nil {
 		return err

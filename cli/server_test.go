@@ -2,8 +2,12 @@ package cli_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stint-dev/stint/cli"
@@ -64,4 +68,62 @@ func TestTokensCommands(t *testing.T) {
 	if _, errs, code := run("tokens", "create", "--role", "root"); code != cli.ExitUsage || !strings.Contains(errs, "admin, client or worker") {
 		t.Fatalf("bad role: exit %d: %s", code, errs)
 	}
+}
+
+// TestServerDeliversWebhooks: stint server runs the outbox deliverer, so a
+// webhook registered against its database receives a job's events.
+func TestServerDeliversWebhooks(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "stint.db")
+	var mu sync.Mutex
+	var bodies []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	stint := func(args ...string) (string, string, int) {
+		var out, errs syncBuffer
+		code := cli.Main(context.Background(), append([]string{"--db", db}, args...), cli.Env{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }})
+		return out.String(), errs.String(), code
+	}
+	if _, errs, code := stint("webhooks", "add", hook.URL); code != 0 {
+		t.Fatalf("webhooks add: exit %d: %s", code, errs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--db", db, "server", "--listen", "127.0.0.1:0", "--no-auth"},
+			cli.Env{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("stint server exited %d: %s", code, errs.String())
+		}
+	}()
+	var url string
+	eventually(t, "the server to listen", func() bool {
+		url, _ = strings.CutPrefix(strings.TrimSpace(out.String()), "stint server listening on ")
+		return url != ""
+	})
+	res, rerrs, code := stint("--server", url, "enqueue", "--kind", "k", "--queue", "q", "--json")
+	if code != 0 {
+		t.Fatalf("enqueue through the server: exit %d: %s", code, rerrs)
+	}
+	id := jsonField(t, res, "id")
+	eventually(t, "the job's webhook", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bodies {
+			if strings.Contains(b, id) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -105,15 +105,18 @@ func (r *Retention) pass(ctx context.Context) (int, error) {
 		total.Jobs += res.Jobs
 		total.Events += res.Events
 		total.Heartbeats += res.Heartbeats
+		total.Outbox += res.Outbox
+		total.Runs += res.Runs
 		if err != nil {
 			return total.Jobs + total.Heartbeats, fmt.Errorf("retention: %w", err)
 		}
-		if res.Jobs < p.Limit && res.Heartbeats < p.Limit {
+		if res.Jobs < p.Limit && res.Heartbeats < p.Limit && res.Outbox < p.Limit && res.Runs < p.Limit {
 			break
 		}
 	}
-	if total.Jobs > 0 || total.Heartbeats > 0 {
-		r.l.logger.Info("deleted old jobs and heartbeat events", "jobs", total.Jobs, "job_events", total.Events, "heartbeats", total.Heartbeats)
+	if total.Jobs > 0 || total.Heartbeats > 0 || total.Outbox > 0 || total.Runs > 0 {
+		r.l.logger.Info("deleted old jobs and heartbeat events", "jobs", total.Jobs, "job_events", total.Events, "heartbeats", total.Heartbeats,
+			"outbox", total.Outbox, "runs", total.Runs)
 	}
 	return total.Jobs + total.Heartbeats, nil
 }

@@ -55,6 +55,9 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 	if err != nil {
 		return nil, err
 	}
+	if err := dependenciesExist(ctx, tx, p.Jobs, ids); err != nil {
+		return nil, err
+	}
 	live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
 	for i, spec := range p.Jobs {
 		if j, ok := existing[ids[i]]; ok {
@@ -282,4 +285,41 @@ func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, true, nil
+}
+
+// dependenciesExist refuses a depends_on naming a job that neither exists nor
+// is in the batch: nothing would ever unblock it, so the job would stay
+// blocked forever. Runs (RunCreate) are the way to order jobs; they check
+// their own graph.
+func dependenciesExist(ctx context.Context, tx Tx, specs []lifecycle.Spec, ids []string) error {
+	inBatch := map[string]bool{}
+	for _, id := range ids {
+		inBatch[id] = true
+	}
+	for i, spec := range specs {
+		var want []string
+		for _, d := range spec.DependsOn {
+			if !inBatch[d] {
+				want = append(want, d)
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		found, err := tx.JobGet(ctx, want)
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, j := range found {
+			have[j.ID] = true
+		}
+		for _, d := range want {
+			if !have[d] {
+				return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
+					"depends_on names job %q, which does not exist; to run jobs after others, create them together as a run (`stint runs create --file plan.json`)", d))
+			}
+		}
+	}
+	return nil
 }

@@ -17,6 +17,20 @@ type RetainTx interface {
 	EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// OutboxRetainTx is implemented by a driver's Tx whose retention also deletes
+// finished outbox messages.
+type OutboxRetainTx interface {
+	// OutboxDeleteFinished deletes up to limit delivered or dead messages
+	// that ended before before, and returns how many it removed. Pending
+	// messages are never deleted.
+	OutboxDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error)
+	// RunDeleteFinished deletes up to limit finished runs that ended before
+	// before and whose jobs are all gone (and nothing about them is still to
+	// deliver), with their run_jobs and run_events rows; it returns how many
+	// runs it removed. A live run is never deleted.
+	RunDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
 // HistoryPartitioner is implemented by drivers whose history lives in
 // time-partitioned tables (PostgreSQL): their retention drops whole
 // partitions and never deletes events row by row, so old heartbeat events
@@ -40,7 +54,8 @@ func PrunesHeartbeats(s Store) bool {
 // RetainParams bound one retention pass.
 type RetainParams struct {
 	// FinishedBefore: terminal jobs finished before it are deleted with their
-	// events. Zero deletes none.
+	// events, and so are outbox messages delivered or dead-lettered before
+	// it. Zero deletes none.
 	FinishedBefore time.Time
 	// HeartbeatsBefore: heartbeat events older than it are deleted, where the
 	// store deletes history by rows (see PrunesHeartbeats). Zero deletes none.
@@ -54,6 +69,8 @@ type RetainResult struct {
 	Jobs       int `json:"jobs"`
 	Events     int `json:"events"`
 	Heartbeats int `json:"heartbeats"`
+	Outbox     int `json:"outbox"`
+	Runs       int `json:"runs"`
 }
 
 func (e *engine) JobRetain(ctx context.Context, p *RetainParams) (RetainResult, error) {
@@ -75,6 +92,14 @@ func (e *engine) JobRetain(ctx context.Context, p *RetainParams) (RetainResult, 
 		if !p.FinishedBefore.IsZero() {
 			if out.Jobs, out.Events, err = rt.JobDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
 				return err
+			}
+			if ot, ok := tx.(OutboxRetainTx); ok {
+				if out.Outbox, err = ot.OutboxDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
+					return err
+				}
+				if out.Runs, err = ot.RunDeleteFinished(ctx, p.FinishedBefore.UTC(), limit); err != nil {
+					return err
+				}
 			}
 		}
 		if !p.HeartbeatsBefore.IsZero() {

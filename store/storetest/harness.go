@@ -133,6 +133,20 @@ func (h *harness) enqueue(opts ...specOpt) fixture {
 	return fixture{ID: res[0].Job.ID, Queue: spec.Queue}
 }
 
+// upstream enqueues a job for a blocked fixture to depend on: scheduled an
+// hour out, in a queue of its own, without the harness's request id (which
+// would make the fixture's own enqueue find it).
+func (h *harness) upstream() string {
+	h.t.Helper()
+	at := h.tick()
+	spec := h.spec(*at, runAtIn(time.Hour))
+	res, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: "producer", Now: at})
+	if err != nil || len(res) != 1 {
+		h.t.Fatalf("enqueue the upstream of a blocked job: %v", err)
+	}
+	return res[0].Job.ID
+}
+
 // get reads a job, failing the test if it cannot.
 func (h *harness) get(id string) store.Job {
 	h.t.Helper()
@@ -231,7 +245,10 @@ func (h *harness) build(state lifecycle.State, opts ...specOpt) fixture {
 	case lifecycle.Scheduled:
 		f = h.enqueue(append([]specOpt{runAtIn(time.Hour)}, opts...)...)
 	case lifecycle.Blocked:
-		f = h.enqueue(append([]specOpt{dependsOn("upstream-job")}, opts...)...)
+		// depends_on must name a job that exists: an upstream job scheduled
+		// an hour out in a queue of its own, which no test claims.
+		up := h.upstream()
+		f = h.enqueue(append([]specOpt{dependsOn(up)}, opts...)...)
 	case lifecycle.Denied:
 		f = h.enqueue(append([]specOpt{denied("admission policy: tenant over quota")}, opts...)...)
 	case lifecycle.Claimed:

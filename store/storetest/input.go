@@ -25,6 +25,21 @@ func testInputs(t *testing.T, newStore func(*testing.T) store.Store) {
 		_, err = h.s.JobClaim(h.ctx, &store.JobClaimParams{WorkerID: "w", Queues: []string{"q\x00"}, Limit: 1, LeaseTTL: leaseTTL, Now: h.tick()})
 		rejected(t, err, store.ErrValidation)
 	})
+	t.Run("depends_on_unknown_job", func(t *testing.T) {
+		// Nothing would ever unblock it: refused, naming runs, and the
+		// whole batch with it.
+		t.Parallel()
+		h := newHarness(t, newStore)
+		at := h.tick()
+		_, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{h.spec(*at), h.spec(*at, dependsOn("no-such-job"))}, ActorID: "producer", Now: at})
+		rejected(t, err, store.ErrValidation)
+		if err == nil || !strings.Contains(err.Error(), "stint runs create") {
+			t.Errorf("error %v does not say to create a run", err)
+		}
+		if jobs, err := h.s.JobList(h.ctx, &store.JobListParams{}); err != nil || len(jobs) != 0 {
+			t.Errorf("a refused batch wrote %d jobs (%v)", len(jobs), err)
+		}
+	})
 	for _, c := range []struct {
 		name   string
 		result json.RawMessage

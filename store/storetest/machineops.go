@@ -40,8 +40,10 @@ func (mc *machine) drawSpec(t *rapid.T) lifecycle.Spec {
 		Payload:     json.RawMessage(rapid.SampledFrom([]string{`{"x": 1}`, `[1,2]`, ``}).Draw(t, "payload")),
 	}
 	switch rapid.IntRange(0, 59).Draw(t, "special") {
-	case 0:
-		s.DependsOn = []string{"upstream"}
+	case 0: // depends_on must name a job that exists: the first one made
+		if len(mc.m.ids) > 0 {
+			s.DependsOn = []string{mc.m.ids[0]}
+		}
 	case 1:
 		s.DenyReason = "over quota"
 	case 2:

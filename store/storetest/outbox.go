@@ -24,6 +24,8 @@ func testOutbox(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"DeadAndReplay", outboxDead},
 		{"RunFinalSetsReportedAt", outboxReported},
 		{"BadWebhookRefused", outboxBadWebhook},
+		{"RetentionDeletesFinished", outboxRetained},
+		{"RetentionDeletesFinishedRuns", runsRetained},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,5 +224,71 @@ func outboxBadWebhook(h *runHarness) {
 	}
 	if err := h.s.WebhookRemove(h.ctx, "nope"); !errors.Is(err, lifecycle.ErrNotFound) {
 		h.t.Fatalf("remove of a missing webhook: %v", err)
+	}
+}
+
+// outboxRetained: retention deletes delivered and dead messages that ended
+// before its cutoff, never a pending one however old, nor a recent one.
+func outboxRetained(h *runHarness) {
+	h.hook(store.Webhook{})
+	for range 3 {
+		h.enqueue()
+	}
+	ds := h.claimOutbox(10)
+	if len(ds) != 3 {
+		h.t.Fatalf("claimed %d messages, want 3", len(ds))
+	}
+	h.delivered(ds[0])
+	h.ok("dead", h.s.OutboxFailed(h.ctx, &store.OutboxReportParams{ID: ds[1].Message.ID, Attempt: 1, Error: "gone", Dead: true, Now: h.tick()}))
+	pending := ds[2].Message.ID // claimed, never reported
+	cutoff := h.now.Add(time.Minute)
+	h.advance(time.Hour)
+	h.enqueue()
+	var recent []store.OutboxDelivery // the new one; the pending one's lease has lapsed, so it comes again
+	for _, d := range h.claimOutbox(10) {
+		if d.Message.ID != pending {
+			recent = append(recent, d)
+		}
+	}
+	if len(recent) != 1 {
+		h.t.Fatalf("claimed %d recent messages, want 1", len(recent))
+	}
+	h.delivered(recent[0])
+	res, err := h.s.JobRetain(h.ctx, &store.RetainParams{FinishedBefore: cutoff})
+	h.ok("retain", err)
+	if res.Outbox != 2 {
+		h.t.Errorf("retention deleted %d outbox messages, want the old delivered and dead ones", res.Outbox)
+	}
+	left := map[int64]bool{}
+	for _, m := range h.outbox("") {
+		left[m.ID] = true
+	}
+	if len(left) != 2 || !left[pending] || !left[recent[0].Message.ID] {
+		h.t.Errorf("left %v, want the pending %d and the recent %d", left, pending, recent[0].Message.ID)
+	}
+}
+
+// runsRetained: retention deletes a finished run once its jobs are gone, with
+// its run_jobs and run_events, and never a live run; verify stays clean.
+func runsRetained(h *runHarness) {
+	done := h.create(lifecycle.RunSpec{}, rj{name: "a"}).Run.ID
+	h.succeed("a")
+	h.states(lifecycle.RunSucceeded, nil)
+	live := h.create(lifecycle.RunSpec{}, rj{name: "b"}, rj{name: "c", deps: []string{"b"}}).Run.ID
+	cutoff := h.now.Add(time.Minute)
+	h.advance(time.Hour)
+	res, err := h.s.JobRetain(h.ctx, &store.RetainParams{FinishedBefore: cutoff})
+	h.ok("retain", err)
+	if res.Runs != 1 || res.Jobs != 1 {
+		h.t.Errorf("retention deleted %d runs and %d jobs, want the finished run and its job", res.Runs, res.Jobs)
+	}
+	if _, err := h.s.RunGet(h.ctx, done); !errors.Is(err, store.ErrNotFound) {
+		h.t.Errorf("finished run after retention: %v, want not found", err)
+	}
+	if evs, err := h.s.RunEvents(h.ctx, done); err == nil && len(evs) != 0 {
+		h.t.Errorf("finished run's events after retention: %d", len(evs))
+	}
+	if v, err := h.s.RunGet(h.ctx, live); err != nil || len(v.Jobs) != 2 {
+		h.t.Errorf("live run after retention: %+v, %v", v, err)
 	}
 }

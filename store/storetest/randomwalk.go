@@ -42,6 +42,7 @@ type walker struct {
 	accepted int // transitions (events) the store accepted
 	refused  int // requests refused (a lease expired under a clock jump, a condition not due yet)
 	ops      map[string]int
+	first    string // the walk's first job: what a dependent job depends on (depends_on must name a job that exists)
 }
 
 // testRandomWalk drives 1,000 jobs through random legal paths with random
@@ -66,6 +67,9 @@ func testRandomWalk(t *testing.T, newStore func(*testing.T) store.Store) {
 			k := min(walkWindow, n-created)
 			base := created
 			live = append(live, w.enqueueMany(k, func(i int) lifecycle.Spec { return w.randomSpec(base + i) })...)
+			if w.first == "" {
+				w.first = live[0]
+			}
 			created += k
 			w.accepted += k // the enqueued (or denied) events
 		}
@@ -101,8 +105,8 @@ func (w *walker) randomSpec(i int) lifecycle.Spec {
 	case p < 20:
 		at := w.now.Add(time.Duration(1+w.rng.IntN(600)) * time.Second)
 		s.RunAt = &at
-	case p < 30:
-		s.DependsOn = []string{"upstream"}
+	case p < 30 && w.first != "":
+		s.DependsOn = []string{w.first}
 	case p < 35:
 		s.DenyReason = "over quota"
 	}

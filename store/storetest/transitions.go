@@ -342,14 +342,17 @@ func testEnqueueRow(t *testing.T, newStore func(*testing.T) store.Store, e lifec
 		opts = []specOpt{runAtIn(-time.Minute)} // a run_at in the past is due now
 	case lifecycle.Scheduled:
 		opts = []specOpt{runAtIn(time.Hour)}
-	case lifecycle.Blocked:
-		opts = []specOpt{dependsOn("upstream-1", "upstream-2")}
+	}
+	h := newHarness(t, newStore)
+	switch e.To {
+	case lifecycle.Queued, lifecycle.Scheduled:
+	case lifecycle.Blocked: // depends_on must name jobs that exist
+		opts = []specOpt{dependsOn(h.upstream(), h.upstream())}
 	case lifecycle.Denied:
 		opts = []specOpt{denied("tenant over quota")}
 	default:
 		t.Fatalf("no recipe enqueues straight into %s: add one to testEnqueueRow", e.To)
 	}
-	h := newHarness(t, newStore)
 	at := h.tick()
 	spec := h.spec(*at, opts...)
 	res, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: "producer", Now: at})

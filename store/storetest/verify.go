@@ -21,10 +21,14 @@ func testVerify(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("every_state", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, newStore)
-		events := 0
+		jobs, events := 0, 0
 		for _, s := range lifecycle.States {
 			for range 3 {
 				events += int(h.get(h.build(s).ID).Rev)
+				jobs++
+				if s == lifecycle.Blocked { // and its upstream, enqueued scheduled: one event
+					jobs, events = jobs+1, events+1
+				}
 			}
 		}
 		var found []store.Finding
@@ -32,9 +36,9 @@ func testVerify(t *testing.T, newStore func(*testing.T) store.Store) {
 		if err != nil {
 			t.Fatalf("verify: %v", err)
 		}
-		if rep.Jobs != 3*len(lifecycle.States) || rep.Events != events || len(rep.Findings) != 0 || len(found) != 0 {
+		if rep.Jobs != jobs || rep.Events != events || len(rep.Findings) != 0 || len(found) != 0 {
 			t.Errorf("verify: %d jobs, %d events, findings %v (callback %v); want %d jobs, %d events, none",
-				rep.Jobs, rep.Events, rep.Findings, found, 3*len(lifecycle.States), events)
+				rep.Jobs, rep.Events, rep.Findings, found, jobs, events)
 		}
 	})
 }
