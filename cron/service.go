@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/stint-dev/stint/clock"
@@ -44,7 +43,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Service fires the ticks of every schedule in the store. Run it where the
+// Service fires the ticks of every schedule in the store, one [Service.Pass]
+// at a time. The maintenance package runs its passes every Interval where the
 // singleton maintenance services run (on the elected leader): a second
 // Service at once is harmless (each tick is still enqueued once) but
 // wasteful.
@@ -52,11 +52,6 @@ type Service struct {
 	store store.ScheduleStore
 	cfg   Config
 	log   *slog.Logger
-	wake  chan struct{}
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
 // NewService returns a Service over s; cfg may be nil for the defaults. It
@@ -74,60 +69,11 @@ func NewService(s store.Store, cfg *Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cron: %w", err)
 	}
-	return &Service{store: ss, cfg: c, log: c.Logger.With("service", "cron"), wake: make(chan struct{}, 1)}, nil
+	return &Service{store: ss, cfg: c, log: c.Logger.With("service", "cron")}, nil
 }
 
-// Start makes a pass now and then one every Interval until Stop or ctx
-// ends. Starting a running Service does nothing.
-func (sv *Service) Start(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cron: not started: %w", err)
-	}
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	if sv.cancel != nil {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	sv.cancel, sv.done = cancel, make(chan struct{})
-	go sv.run(ctx, sv.done)
-	return nil
-}
-
-// Stop ends the passes and returns once the current one has ended.
-func (sv *Service) Stop() {
-	sv.mu.Lock()
-	cancel, done := sv.cancel, sv.done
-	sv.cancel, sv.done = nil, nil
-	sv.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
-
-// Wake asks for a pass now; it never blocks.
-func (sv *Service) Wake() {
-	select {
-	case sv.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (sv *Service) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	for {
-		if _, err := sv.Pass(ctx); err != nil && ctx.Err() == nil {
-			sv.log.Error("cron pass failed; retrying at the next interval", "error", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-sv.cfg.Clock.After(sv.cfg.Interval):
-		case <-sv.wake:
-		}
-	}
-}
+// Config returns the service's configuration, defaults filled in.
+func (sv *Service) Config() Config { return sv.cfg }
 
 // Pass fires every tick due at the clock's now and returns how many it
 // enqueued. A schedule whose expression no longer parses is logged and

@@ -75,7 +75,7 @@ type Maintainer struct {
 	timeouts  *Timeouts
 	canceller *CancelFinalizer
 	retention *Retention
-	cron      *cron.Service // nil when the store keeps no schedules
+	cron      *Cron // nil when the store keeps no schedules
 
 	mu      sync.Mutex
 	runCtx  context.Context // the context Start was given, for the services
@@ -110,7 +110,7 @@ func New(s store.Store, cfg *Config) (*Maintainer, error) {
 	}
 	m.services = []service{m.scheduler, m.reaper, m.timeouts, m.canceller, m.retention}
 	if _, err := store.Schedules(s); err == nil {
-		if m.cron, err = cron.NewService(s, &c.Cron); err != nil {
+		if m.cron, err = NewCron(s, &c.Cron); err != nil {
 			return nil, err
 		}
 		m.services = append(m.services, m.cron)
