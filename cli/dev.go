@@ -40,6 +40,8 @@ type devOptions struct {
 	enqueueDemo bool
 	grace       time.Duration
 	api         string // where the API is served (cli/server.go)
+	webhook     string // --webhook: a URL subscribed before the demo run starts
+	secret      string // --webhook-secret
 }
 
 func (a *app) devCmd() *cobra.Command {
@@ -59,11 +61,18 @@ func (a *app) devCmd() *cobra.Command {
 			"A second Ctrl-C quits at once; what was running then returns after its lease expires.",
 		Example: `  stint dev
   stint dev --db /tmp/demo.db --queues default,batch=4
-  stint dev --database-url postgres://postgres@127.0.0.1:5432/stint`,
+  stint dev --database-url postgres://postgres@127.0.0.1:5432/stint
+  stint dev --webhook http://127.0.0.1:8080/hook   # with stint webhooks listen in another terminal`,
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			queues, order, err := parseQueues(o.queues, o.concurrency)
 			if err != nil {
+				return err
+			}
+			if o.secret != "" && o.webhook == "" {
+				return usageErrorf("--webhook-secret goes with --webhook URL")
+			}
+			if err := checkWebhookURL(o.webhook); err != nil {
 				return err
 			}
 			auto := !cmd.Flags().Changed("enqueue-demo")
@@ -75,6 +84,8 @@ func (a *app) devCmd() *cobra.Command {
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "workers per queue when --queues gives no number")
 	f.BoolVar(&o.enqueueDemo, "enqueue-demo", false, "enqueue the demo jobs at start (default: only when the database has no jobs)")
 	f.StringVar(&o.admission, "admission", "", "JSON file of admission rules applied at every enqueue (see docs/flow.md)")
+	f.StringVar(&o.webhook, "webhook", "", "subscribe this URL to every event before the demo run starts (see `stint webhooks listen`)")
+	f.StringVar(&o.secret, "webhook-secret", "", "the --webhook's signing secret; default: a new one, printed")
 	f.StringVar(&o.api, "api", o.api, "loopback address to serve the API on (see `stint server`)")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
 	return cmd
@@ -180,7 +191,7 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 		_ = pool.Stop(context.Background())
 		return err
 	}
-	stopOutbox, err := a.devOutbox(ctx, runCtx, st, out, logger, wantRun, order[0])
+	stopOutbox, err := a.devOutbox(ctx, runCtx, st, out, logger, wantRun, order[0], o)
 	if err != nil {
 		_ = pool.Stop(context.Background())
 		return err

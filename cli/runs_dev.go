@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/demo"
@@ -24,9 +25,13 @@ func (a *app) wantDemo(ctx context.Context, st store.Store, want, auto bool) (bo
 
 // devOutbox starts the outbox deliverer of stint dev, and creates the demo
 // run when want. It returns the function that stops the deliverer.
-func (a *app) devOutbox(ctx, runCtx context.Context, st store.Store, out io.Writer, logger *slog.Logger, want bool, queue string) (func(), error) {
+func (a *app) devOutbox(ctx, runCtx context.Context, st store.Store, out io.Writer, logger *slog.Logger, want bool, queue string, o devOptions) (func(), error) {
 	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock})
 	if err != nil {
+		return nil, err
+	}
+	// Subscribed before the demo run exists, so the receiver gets all of it.
+	if err := a.devWebhook(ctx, st, out, o); err != nil {
 		return nil, err
 	}
 	if err := d.Start(runCtx); err != nil {
@@ -43,8 +48,53 @@ func (a *app) devOutbox(ctx, runCtx context.Context, st store.Store, out io.Writ
 	}
 	fmt.Fprintf(out, "%s created run %s (%s): build → test and lint (allowed to fail) → deploy\n", stamp(a.env.Clock), v.Run.ID, demo.RunName)
 	fmt.Fprintf(out, "  watch it:          stint runs show %s%s\n", v.Run.ID, a.dbFlags())
-	fmt.Fprintf(out, "  get its webhooks:  stint webhooks add%s http://127.0.0.1:8080/hook   (delivered while stint dev runs)\n", a.dbFlags())
+	if o.webhook == "" {
+		fmt.Fprintf(out, "  get its webhooks:  stint webhooks listen, and start stint dev with the --webhook it prints\n")
+	}
 	return d.Stop, nil
+}
+
+// devWebhook subscribes --webhook to every event, unless a webhook with
+// that URL exists already (kept as it is).
+func (a *app) devWebhook(ctx context.Context, st store.Store, out io.Writer, o devOptions) error {
+	if o.webhook == "" {
+		return nil
+	}
+	hooks, err := st.WebhookList(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if h.URL == o.webhook {
+			fmt.Fprintf(out, "%s webhook %s → %s (already subscribed; its secret is kept: stint webhooks ls --json)\n", stamp(a.env.Clock), h.ID, h.URL)
+			return nil
+		}
+	}
+	secret := o.secret
+	if secret == "" {
+		if secret, err = newWebhookSecret(); err != nil {
+			return err
+		}
+	}
+	h, err := st.WebhookAdd(ctx, store.Webhook{URL: o.webhook, Secret: secret})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s webhook %s → %s, every event, signed with %s\n", stamp(a.env.Clock), h.ID, h.URL, h.Secret)
+	return nil
+}
+
+// checkWebhookURL refuses a --webhook that is not an absolute http(s) URL
+// before anything is opened or written.
+func checkWebhookURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErrorf("--webhook %q: give an absolute http:// or https:// URL", raw)
+	}
+	return nil
 }
 
 // dbFlags repeats the database flags for commands printed to be copied.

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,7 +24,7 @@ func (a *app) webhooksCmd() *cobra.Command {
 		Long: "A webhook receives the events that pass its filters, signed (Standard Webhooks:\n" +
 			"webhook-id, webhook-timestamp, webhook-signature \"v1,<base64 HMAC-SHA256>\") with an\n" +
 			"Idempotency-Key. Delivery is at-least-once with a stable key: dedupe on it.",
-	}, a.webhooksAddCmd(), a.webhooksLsCmd(), a.webhooksRmCmd(), a.webhooksTestCmd())
+	}, a.webhooksAddCmd(), a.webhooksLsCmd(), a.webhooksRmCmd(), a.webhooksTestCmd(), a.webhooksListenCmd())
 }
 
 func (a *app) webhooksAddCmd() *cobra.Command {
@@ -44,11 +42,10 @@ func (a *app) webhooksAddCmd() *cobra.Command {
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			w.URL = args[0]
 			if w.Secret == "" {
-				b := make([]byte, 24)
-				if _, err := rand.Read(b); err != nil {
+				var err error
+				if w.Secret, err = newWebhookSecret(); err != nil {
 					return err
 				}
-				w.Secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
 			}
 			return a.withStore(cmd.Context(), mayCreate, func(st store.Store) error {
 				got, err := st.WebhookAdd(cmd.Context(), w)
