@@ -11,24 +11,38 @@ import (
 	"time"
 
 	"github.com/stint-dev/stint/outbox"
+	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/postgres"
+	"github.com/stint-dev/stint/store/postgres/pgtest"
 	"github.com/stint-dev/stint/store/sqlite"
 )
 
-// envChild makes the test binary a delivering process (see TestMain).
-const envChild = "STINT_OUTBOX_CHILD_DB"
+// envChild makes the test binary a delivering process (see TestMain) on the
+// SQLite file it names; envChildSchema, when set, makes it deliver from that
+// schema of the PostgreSQL database envChild names instead.
+const (
+	envChild       = "STINT_OUTBOX_CHILD_DB"
+	envChildSchema = "STINT_OUTBOX_CHILD_SCHEMA"
+)
 
 func TestMain(m *testing.M) {
 	if db := os.Getenv(envChild); db != "" {
-		deliverForever(db)
+		deliverForever(db, os.Getenv(envChildSchema))
 		return
 	}
 	os.Exit(m.Run())
 }
 
 // deliverForever runs a deliverer on db until the process is killed.
-func deliverForever(db string) {
+func deliverForever(db, schema string) {
 	ctx := context.Background()
-	s, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	var s store.Store
+	var err error
+	if schema != "" {
+		s, err = postgres.OpenStore(ctx, db, postgres.Options{Schema: schema, NoMigrate: true})
+	} else {
+		s, err = sqlite.OpenStore(ctx, db, sqlite.Options{})
+	}
 	if err != nil {
 		os.Exit(3)
 	}
@@ -44,20 +58,39 @@ func deliverForever(db string) {
 
 // TestKillDuringDelivery: a delivering process is killed (SIGKILL) while
 // its requests hang in the receiver; another deliverer delivers every
-// message after the dead one's lease, in order per aggregate: nothing is lost.
+// message after the dead one's lease, in order per aggregate: nothing is
+// lost. On both backends.
 func TestKillDuringDelivery(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "stint.db")
-	s, err := sqlite.OpenStore(t.Context(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() }) // after the survivor stops (cleanups run last first)
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "stint.db")
+		s, err := sqlite.OpenStore(t.Context(), db, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() }) // after the survivor stops (cleanups run last first)
+		killDuringDelivery(t, s, []string{envChild + "=" + db})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url, schema := pgtest.URL(t), pgtest.NewSchema(t)
+		s, err := postgres.OpenStore(t.Context(), url, postgres.Options{Schema: schema, MaxConns: 4, Logger: pgtest.Logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		killDuringDelivery(t, s, []string{envChild + "=" + url, envChildSchema + "=" + schema})
+	})
+}
+
+// killDuringDelivery starts a child delivering from s's database (childEnv
+// names it), kills it mid-request, and has a survivor deliver everything.
+func killDuringDelivery(t *testing.T, s store.Store, childEnv []string) {
 	rc, srv := newReceiver(t)
 	inFlight := make(chan struct{}, 100)
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
-	var child *exec.Cmd
 	rc.behave = func(n int64, w http.ResponseWriter, r *http.Request) bool {
 		if r.Header.Get("User-Agent") != "stint-outbox" || r.URL.Query().Get("from") == "survivor" {
 			return false
@@ -73,8 +106,8 @@ func TestKillDuringDelivery(t *testing.T) {
 	const jobs = 6
 	jobsWithEvents(t, s, jobs)
 
-	child = exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), envChild+"="+db)
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv...)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +129,9 @@ func TestKillDuringDelivery(t *testing.T) {
 	start(t, s, cfg)
 	eventually(t, "every message delivered by the survivor", func() bool { return rc.got() == 4*jobs })
 	rc.checkOrder(t)
+	if pending := outboxOf(t, s, store.OutboxPending); len(pending) > 0 {
+		t.Errorf("%d messages still pending after the survivor delivered all", len(pending))
+	}
 }
 
 // laterClock is the system clock moved on by d: the survivor acts as if the
