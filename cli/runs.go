@@ -61,7 +61,7 @@ func (a *app) runsCreateCmd() *cobra.Command {
 			if err != nil {
 				return usageErrorf("read the plan: %v", err)
 			}
-			p, err := store.ParseRunPlan(b)
+			p, err := store.ParseRunPlanFile(file, b)
 			if err != nil {
 				return err
 			}

@@ -276,19 +276,19 @@ func TestRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, false)
 	ctx := context.Background()
-	first, err := f.s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []stint.Spec{{Kind: "step", RunID: "r1", StepIndex: 0}}})
+	v, err := f.s.RunCreate(ctx, &store.RunCreateParams{Run: lifecycle.RunSpec{ID: "r1"}, Jobs: []store.RunJobSpec{
+		{Name: "first", Spec: stint.Spec{Kind: "step"}},
+		{Name: "second", Spec: stint.Spec{Kind: "step"}, DependsOn: []string{"first"}},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []stint.Spec{
-		{Kind: "step", RunID: "r1", StepIndex: 1, DependsOn: []string{first[0].Job.ID}}}}); err != nil {
-		t.Fatal(err)
-	}
+	first := v.Jobs[0].JobID
 	var run struct{ Jobs []store.Job }
 	if got := f.call(t, "GET", "api/runs/r1", f.tokens[store.RoleAdmin], "", &run); got != http.StatusOK {
 		t.Fatalf("GET api/runs/r1: %d", got)
 	}
-	if len(run.Jobs) != 2 || run.Jobs[1].DependsOn[0] != first[0].Job.ID {
+	if len(run.Jobs) != 2 || run.Jobs[0].ID != first || len(run.Jobs[1].DependsOn) != 1 || run.Jobs[1].DependsOn[0] != first {
 		t.Errorf("run: %+v", run.Jobs)
 	}
 	if got := f.call(t, "GET", "api/runs/nope", f.tokens[store.RoleAdmin], "", nil); got != http.StatusNotFound {

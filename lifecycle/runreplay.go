@@ -9,9 +9,14 @@ import (
 type ReplayedRun struct {
 	State      RunState
 	Rev        int64
+	ReasonCode string
+	Reason     string
+	RerunOf    string // the creation event's reason
+	CreatedAt  time.Time
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 	ReportedAt *time.Time
+	UpdatedAt  time.Time // the last event's time
 }
 
 // ReplayRun walks a run's events in order from ∅ and returns where they lead.
@@ -38,6 +43,13 @@ func ReplayRun(events []RunEvent) (ReplayedRun, error) {
 		}
 		t := e.At
 		switch {
+		case e.Op == RunOpCreate:
+			r.CreatedAt, r.RerunOf = t, e.Reason
+		case e.Op == RunOpReport: // keeps the reason of the run's end
+		case e.ReasonCode != "" || e.Reason != "":
+			r.ReasonCode, r.Reason = e.ReasonCode, e.Reason
+		}
+		switch {
 		case e.Op == RunOpReport:
 			r.ReportedAt = &t
 		case e.Op == RunOpStart:
@@ -45,7 +57,7 @@ func ReplayRun(events []RunEvent) (ReplayedRun, error) {
 		case e.ToState.Terminal():
 			r.FinishedAt = &t
 		}
-		r.State, r.Rev = e.ToState, e.Rev
+		r.State, r.Rev, r.UpdatedAt = e.ToState, e.Rev, t
 	}
 	return r, nil
 }
@@ -77,8 +89,10 @@ func CheckRun(run Run) error {
 }
 
 // VerifyRun checks a run row against its events: the replay must explain
-// them, and reproduce the row's state, rev, started_at, finished_at and
-// reported_at; the row must keep its invariants.
+// them, and reproduce every column an event sets (state, rev, reason_code,
+// reason, rerun_of, created_at, started_at, finished_at, reported_at,
+// updated_at) and timeout_at, which is created_at plus the row's timeout;
+// the row must keep its invariants.
 func VerifyRun(run Run, events []RunEvent) error {
 	if err := CheckRun(run); err != nil {
 		return err
@@ -94,13 +108,37 @@ func VerifyRun(run Run, events []RunEvent) error {
 	if r.Rev != run.Rev {
 		diffs = append(diffs, fmt.Sprintf("rev: row says %d, events say %d", run.Rev, r.Rev))
 	}
+	for _, c := range []struct{ name, row, want string }{
+		{"reason_code", run.ReasonCode, r.ReasonCode}, {"reason", run.Reason, r.Reason}, {"rerun_of", run.RerunOf, r.RerunOf},
+	} {
+		if c.row != c.want {
+			diffs = append(diffs, fmt.Sprintf("%s: row says %q, events say %q", c.name, c.row, c.want))
+		}
+	}
+	var timeoutAt *time.Time
+	if run.Timeout > 0 && len(events) > 0 {
+		t := later(r.CreatedAt, run.Timeout.D())
+		timeoutAt = &t
+	}
+	created, updated := &r.CreatedAt, &r.UpdatedAt
+	if len(events) == 0 {
+		created, updated = nil, nil
+	}
 	for _, c := range []struct {
 		name      string
 		row, want *time.Time
-	}{{"started_at", run.StartedAt, r.StartedAt}, {"finished_at", run.FinishedAt, r.FinishedAt}, {"reported_at", run.ReportedAt, r.ReportedAt}} {
+	}{
+		{"created_at", &run.CreatedAt, created}, {"started_at", run.StartedAt, r.StartedAt},
+		{"finished_at", run.FinishedAt, r.FinishedAt}, {"reported_at", run.ReportedAt, r.ReportedAt},
+		{"updated_at", &run.UpdatedAt, updated},
+	} {
 		if !sameTimePtr(c.row, c.want) {
 			diffs = append(diffs, fmt.Sprintf("%s: row says %s, events say %s", c.name, show(c.row), show(c.want)))
 		}
+	}
+	if !sameTimePtr(run.TimeoutAt, timeoutAt) {
+		diffs = append(diffs, fmt.Sprintf("timeout_at: row says %s, created_at (from the events) plus the timeout %s say %s",
+			show(run.TimeoutAt), run.Timeout.D(), show(timeoutAt)))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("run %s: %v", run.ID, diffs)

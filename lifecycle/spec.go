@@ -87,7 +87,10 @@ type Spec struct {
 	ParentJobID   string
 	RunID         string
 	StepIndex     int
-	// DependsOn lists jobs that must succeed first; the job starts blocked.
+	// DependsOn lists the ids of jobs that must end first; the job starts
+	// blocked. Only a run's jobs have it: RunCreate and RunAddJobs set it from
+	// the names a run's jobs depend on, and a job enqueued on its own with it
+	// is refused (nothing outside a run would ever unblock it).
 	DependsOn []string
 	ReplayOf  string
 	// DenyReason, when set by an admission policy, records the job as denied.

@@ -50,12 +50,12 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
 		}
 	}
+	if err := dependsOnOnlyInRuns(p.Jobs); err != nil {
+		return nil, err
+	}
 	out := make([]EnqueueResult, len(p.Jobs))
 	ids, existing, err := e.enqueueIDs(ctx, tx, p)
 	if err != nil {
-		return nil, err
-	}
-	if err := dependenciesExist(ctx, tx, p.Jobs, ids); err != nil {
 		return nil, err
 	}
 	live := map[[2]string]int{} // (tenant, dedupe_key) → index in out, within this batch
@@ -287,38 +287,17 @@ func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 	return out, true, nil
 }
 
-// dependenciesExist refuses a depends_on naming a job that neither exists nor
-// is in the batch: nothing would ever unblock it, so the job would stay
-// blocked forever. Runs (RunCreate) are the way to order jobs; they check
-// their own graph.
-func dependenciesExist(ctx context.Context, tx Tx, specs []lifecycle.Spec, ids []string) error {
-	inBatch := map[string]bool{}
-	for _, id := range ids {
-		inBatch[id] = true
-	}
+// dependsOnOnlyInRuns refuses any depends_on on a job enqueued on its own.
+// A blocked job waits for the run engine to unblock it, and the run engine
+// only settles the jobs of runs: outside a run nothing would ever unblock
+// it, whether the ids it names exist or not. Runs (RunCreate, RunAddJobs)
+// set depends_on themselves and do not come through here.
+func dependsOnOnlyInRuns(specs []lifecycle.Spec) error {
 	for i, spec := range specs {
-		var want []string
-		for _, d := range spec.DependsOn {
-			if !inBatch[d] {
-				want = append(want, d)
-			}
-		}
-		if len(want) == 0 {
-			continue
-		}
-		found, err := tx.JobGet(ctx, want)
-		if err != nil {
-			return err
-		}
-		have := map[string]bool{}
-		for _, j := range found {
-			have[j.ID] = true
-		}
-		for _, d := range want {
-			if !have[d] {
-				return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
-					"depends_on names job %q, which does not exist; to run jobs after others, create them together as a run (`stint runs create --file plan.json`)", d))
-			}
+		if len(spec.DependsOn) > 0 {
+			return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
+				"depends_on is only for the jobs of a run (it names %q): nothing unblocks a job enqueued on its own; to run jobs after others, create them together as a run (Client.CreateRun, or `stint runs create --file plan.json`) and name the dependencies there",
+				spec.DependsOn[0]))
 		}
 	}
 	return nil

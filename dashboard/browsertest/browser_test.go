@@ -170,11 +170,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "nobody.step", RunID: runID}}})
-	if err == nil {
-		_, err = st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{
-			{Kind: "nobody.step", RunID: runID, StepIndex: 1, DependsOn: []string{first[0].Job.ID}}}})
-	}
+	_, err = st.RunCreate(ctx, &store.RunCreateParams{Run: lifecycle.RunSpec{ID: runID}, Jobs: []store.RunJobSpec{
+		{Name: "first", Spec: lifecycle.Spec{Kind: "nobody.step"}},
+		{Name: "second", Spec: lifecycle.Spec{Kind: "nobody.step"}, DependsOn: []string{"first"}},
+	}})
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

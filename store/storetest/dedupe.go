@@ -13,8 +13,10 @@ import (
 // live, enqueueing the key again returns it (Existing) and writes nothing;
 // once it is terminal the key is free; tenants never collide (LI-5).
 func testDedupe(t *testing.T, newStore func(*testing.T) store.Store) {
+	// Not blocked: only a run's job is blocked, and a run's jobs carry no
+	// dedupe key (the run names them).
 	for _, live := range []lifecycle.State{
-		lifecycle.Queued, lifecycle.Scheduled, lifecycle.Blocked, lifecycle.Claimed, lifecycle.Running,
+		lifecycle.Queued, lifecycle.Scheduled, lifecycle.Claimed, lifecycle.Running,
 		lifecycle.CancelRequested, lifecycle.Stalled, lifecycle.Retrying,
 	} {
 		t.Run("live_"+string(live), func(t *testing.T) {

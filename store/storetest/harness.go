@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -133,19 +134,48 @@ func (h *harness) enqueue(opts ...specOpt) fixture {
 	return fixture{ID: res[0].Job.ID, Queue: spec.Queue}
 }
 
-// upstream enqueues a job for a blocked fixture to depend on: scheduled an
-// hour out, in a queue of its own, without the harness's request id (which
-// would make the fixture's own enqueue find it).
-func (h *harness) upstream() string {
+// blocked makes a blocked job the only way there is: as a job of a run
+// that depends on another job of the run (depends_on outside a run is
+// refused). opts adjust the blocked job's spec.
+func (h *harness) blocked(opts ...specOpt) fixture {
 	h.t.Helper()
 	at := h.tick()
-	spec := h.spec(*at, runAtIn(time.Hour))
-	res, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: "producer", Now: at})
-	if err != nil || len(res) != 1 {
-		h.t.Fatalf("enqueue the upstream of a blocked job: %v", err)
-	}
-	return res[0].Job.ID
+	return h.blockedAt(h.spec(*at, opts...), at)
 }
+
+// blockedAt creates, at time at, a run of two jobs: an upstream scheduled
+// upstreamIn from now in a queue of its own, which no test claims, and spec,
+// blocked on it. The blocked job allows failure and the run continues on
+// failure, so whatever a test does to the blocked job leaves the upstream
+// and the run's other jobs alone. It returns the blocked job.
+func (h *harness) blockedAt(spec lifecycle.Spec, at *time.Time) fixture {
+	h.t.Helper()
+	up := h.spec(*at)
+	r := at.Add(upstreamIn)
+	up.RunAt, up.Tenant = &r, spec.Tenant
+	v, err := h.s.RunCreate(h.ctx, &store.RunCreateParams{
+		Run: lifecycle.RunSpec{Tenant: spec.Tenant, OnFailure: lifecycle.FailContinue, ActorID: "producer"},
+		Jobs: []store.RunJobSpec{
+			{Name: "upstream", Spec: up},
+			{Name: "blocked", Spec: spec, DependsOn: []string{"upstream"}, AllowFailure: true},
+		},
+		Now: at,
+	})
+	if err != nil {
+		h.t.Fatalf("create the run of a blocked job: %v", err)
+	}
+	for _, j := range v.Jobs {
+		if j.Name == "blocked" {
+			return fixture{ID: j.JobID, Queue: cmp.Or(spec.Queue, lifecycle.DefaultQueue)}
+		}
+	}
+	h.t.Fatalf("the run of a blocked job has no job \"blocked\": %+v", v.Jobs)
+	return fixture{}
+}
+
+// upstreamIn is how far out a blocked fixture's upstream is scheduled: past
+// any clock jump a test makes, so it never comes due.
+const upstreamIn = 10 * 365 * 24 * time.Hour
 
 // get reads a job, failing the test if it cannot.
 func (h *harness) get(id string) store.Job {
@@ -245,10 +275,8 @@ func (h *harness) build(state lifecycle.State, opts ...specOpt) fixture {
 	case lifecycle.Scheduled:
 		f = h.enqueue(append([]specOpt{runAtIn(time.Hour)}, opts...)...)
 	case lifecycle.Blocked:
-		// depends_on must name a job that exists: an upstream job scheduled
-		// an hour out in a queue of its own, which no test claims.
-		up := h.upstream()
-		f = h.enqueue(append([]specOpt{dependsOn(up)}, opts...)...)
+		// Only a run's job can be blocked: see blocked.
+		f = h.blocked(opts...)
 	case lifecycle.Denied:
 		f = h.enqueue(append([]specOpt{denied("admission policy: tenant over quota")}, opts...)...)
 	case lifecycle.Claimed:

@@ -25,21 +25,37 @@ func testInputs(t *testing.T, newStore func(*testing.T) store.Store) {
 		_, err = h.s.JobClaim(h.ctx, &store.JobClaimParams{WorkerID: "w", Queues: []string{"q\x00"}, Limit: 1, LeaseTTL: leaseTTL, Now: h.tick()})
 		rejected(t, err, store.ErrValidation)
 	})
-	t.Run("depends_on_unknown_job", func(t *testing.T) {
-		// Nothing would ever unblock it: refused, naming runs, and the
-		// whole batch with it.
-		t.Parallel()
-		h := newHarness(t, newStore)
-		at := h.tick()
-		_, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{h.spec(*at), h.spec(*at, dependsOn("no-such-job"))}, ActorID: "producer", Now: at})
-		rejected(t, err, store.ErrValidation)
-		if err == nil || !strings.Contains(err.Error(), "stint runs create") {
-			t.Errorf("error %v does not say to create a run", err)
-		}
-		if jobs, err := h.s.JobList(h.ctx, &store.JobListParams{}); err != nil || len(jobs) != 0 {
-			t.Errorf("a refused batch wrote %d jobs (%v)", len(jobs), err)
-		}
-	})
+	for _, c := range []struct {
+		name     string
+		existing bool
+	}{{"depends_on_outside_a_run/existing_job", true}, {"depends_on_outside_a_run/unknown_job", false}} {
+		// Only the run engine unblocks, and only a run's jobs: a plain
+		// job's depends_on is refused, naming runs, whether the ids exist
+		// or not, and the whole batch with it.
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, newStore)
+			dep := "no-such-job"
+			var before snapshot
+			if c.existing {
+				f := h.build(lifecycle.Succeeded)
+				dep, before = f.ID, h.snap(f.ID)
+			}
+			count := h.census()
+			at := h.tick()
+			_, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{h.spec(*at), h.spec(*at, dependsOn(dep))}, ActorID: "producer", Now: at})
+			rejected(t, err, store.ErrValidation)
+			if err == nil || !strings.Contains(err.Error(), "stint runs create") || !strings.Contains(err.Error(), "CreateRun") || !strings.Contains(err.Error(), "job 1 of the batch") {
+				t.Errorf("error %v does not name the job and say to create a run", err)
+			}
+			if after := h.census(); after != count {
+				t.Errorf("a refused batch changed the store from %+v to %+v", count, after)
+			}
+			if c.existing {
+				h.unchanged(before)
+			}
+		})
+	}
 	for _, c := range []struct {
 		name   string
 		result json.RawMessage

@@ -40,7 +40,8 @@ func (mc *machine) drawSpec(t *rapid.T) lifecycle.Spec {
 		Payload:     json.RawMessage(rapid.SampledFrom([]string{`{"x": 1}`, `[1,2]`, ``}).Draw(t, "payload")),
 	}
 	switch rapid.IntRange(0, 59).Draw(t, "special") {
-	case 0: // depends_on must name a job that exists: the first one made
+	case 0: // depends_on outside a run, on a job that exists or not: the batch must be refused
+		s.DependsOn = []string{"no-such-job"}
 		if len(mc.m.ids) > 0 {
 			s.DependsOn = []string{mc.m.ids[0]}
 		}
@@ -72,6 +73,14 @@ func (mc *machine) enqueue(t *rapid.T) {
 		if s.Validate(mc.m.now) != nil {
 			if p := rejectionProblem(err, store.ErrValidation); p != "" {
 				t.Fatalf("enqueue of an invalid spec: %s", p)
+			}
+			return
+		}
+	}
+	for _, s := range specs {
+		if len(s.DependsOn) > 0 { // only a run's jobs wait for others
+			if p := rejectionProblem(err, store.ErrValidation); p != "" {
+				t.Fatalf("enqueue with depends_on outside a run: %s", p)
 			}
 			return
 		}

@@ -42,7 +42,7 @@ type walker struct {
 	accepted int // transitions (events) the store accepted
 	refused  int // requests refused (a lease expired under a clock jump, a condition not due yet)
 	ops      map[string]int
-	first    string // the walk's first job: what a dependent job depends on (depends_on must name a job that exists)
+	upstream int // the runs' upstream jobs made for blocked jobs: one job and one event each, outside the walk
 }
 
 // testRandomWalk drives 1,000 jobs through random legal paths with random
@@ -66,10 +66,7 @@ func testRandomWalk(t *testing.T, newStore func(*testing.T) store.Store) {
 		if len(live) < walkWindow/2 && created < n {
 			k := min(walkWindow, n-created)
 			base := created
-			live = append(live, w.enqueueMany(k, func(i int) lifecycle.Spec { return w.randomSpec(base + i) })...)
-			if w.first == "" {
-				w.first = live[0]
-			}
+			live = append(live, w.enqueueWindow(base, k)...)
 			created += k
 			w.accepted += k // the enqueued (or denied) events
 		}
@@ -87,8 +84,9 @@ func testRandomWalk(t *testing.T, newStore func(*testing.T) store.Store) {
 		t.Fatalf("verify: %v", err)
 	}
 	t.Logf("%d jobs (%d still live), %d accepted transitions, %d refused requests; ops %v", n, len(live), w.accepted, w.refused, w.ops)
-	if rep.Jobs != n || rep.Events != w.accepted {
-		t.Errorf("the store holds %d jobs and %d events; the walk made %d jobs and counted %d accepted transitions", rep.Jobs, rep.Events, n, w.accepted)
+	if rep.Jobs != n+w.upstream || rep.Events != w.accepted+w.upstream {
+		t.Errorf("the store holds %d jobs and %d events; the walk made %d jobs and counted %d accepted transitions (and %d upstreams of blocked jobs, one event each)",
+			rep.Jobs, rep.Events, n, w.accepted, w.upstream)
 	}
 	for _, f := range rep.Findings {
 		t.Errorf("verify finding: job %s: %s", f.JobID, f.Problem)
@@ -105,8 +103,8 @@ func (w *walker) randomSpec(i int) lifecycle.Spec {
 	case p < 20:
 		at := w.now.Add(time.Duration(1+w.rng.IntN(600)) * time.Second)
 		s.RunAt = &at
-	case p < 30 && w.first != "":
-		s.DependsOn = []string{w.first}
+	case p < 30:
+		s.DependsOn = []string{walkUpstream} // made blocked in a run: see enqueueWindow
 	case p < 35:
 		s.DenyReason = "over quota"
 	}
@@ -124,6 +122,32 @@ func (w *walker) randomSpec(i int) lifecycle.Spec {
 		s.OnExhausted = lifecycle.Failed
 	}
 	return s
+}
+
+// walkUpstream marks a random spec as blocked on an upstream job.
+const walkUpstream = "upstream"
+
+// enqueueWindow makes jobs base to base+k-1 of the walk: the plain ones in
+// batches, each blocked one as a job of a run of its own, after an upstream
+// that never comes due (harness.blockedAt).
+func (w *walker) enqueueWindow(base, k int) []string {
+	w.t.Helper()
+	var plain []lifecycle.Spec
+	var ids []string
+	for i := range k {
+		s := w.randomSpec(base + i)
+		if len(s.DependsOn) == 0 {
+			plain = append(plain, s)
+			continue
+		}
+		s.DependsOn = nil
+		ids = append(ids, w.blockedAt(s, w.tick()).ID)
+		w.upstream++
+	}
+	if len(plain) > 0 {
+		ids = append(ids, w.enqueueMany(len(plain), func(i int) lifecycle.Spec { return plain[i] })...)
+	}
+	return ids
 }
 
 // legal lists the (op, actor) pairs the table allows from state.

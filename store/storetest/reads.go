@@ -23,7 +23,7 @@ func testList(t *testing.T, newStore func(*testing.T) store.Store) {
 		f := h.build(s)
 		byState[s] = f.ID
 	}
-	// build(Blocked) also enqueues the scheduled job it depends on.
+	// build(Blocked) also creates the scheduled job of its run it depends on.
 	jobs, err := h.s.JobList(h.ctx, &store.JobListParams{})
 	if err != nil {
 		t.Fatal(err)

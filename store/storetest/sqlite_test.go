@@ -34,6 +34,21 @@ func TestSQLiteCorruption(t *testing.T) {
 	})
 }
 
+// TestSQLiteRunCorruption runs the corruption suite for runs on the
+// embedded backend: each checked run column changed by hand must be found.
+func TestSQLiteRunCorruption(t *testing.T) {
+	storetest.RunCorruption(t, func(t *testing.T) (store.Store, storetest.RunCorrupter) {
+		path := filepath.Join(t.TempDir(), "stint.db")
+		s := openSQLite(t, path)
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return s, sqliteRowCorrupter(db, "runs")
+	})
+}
+
 // BenchmarkSQLite runs the hot-path benchmarks shared by every backend.
 func BenchmarkSQLite(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store { return openSQLite(b, filepath.Join(b.TempDir(), "stint.db")) })
@@ -56,29 +71,35 @@ var corruptions = map[string]string{
 }
 
 func init() {
-	for _, c := range []string{"queue", "kind", "tenant", "topic", "dedupe_key", "lease_id", "owner", "result_digest"} {
+	for _, c := range []string{"queue", "kind", "tenant", "topic", "dedupe_key", "lease_id", "owner", "result_digest", "reason_code", "reason", "rerun_of"} {
 		corruptions[c] = c + ` || '-corrupt'`
 	}
 	for _, c := range []string{"attempt", "failures", "rev", "priority"} {
 		corruptions[c] = c + ` + 1`
 	}
-	for _, c := range []string{"created_at", "run_at", "lease_expires_at", "timeout_at", "cancel_deadline", "deadline", "finished_at"} {
+	for _, c := range []string{"created_at", "run_at", "lease_expires_at", "timeout_at", "cancel_deadline", "deadline", "finished_at", "started_at", "reported_at", "updated_at"} {
 		corruptions[c] = `coalesce(` + c + ` + 3600000000, created_at + 3600000000)`
 	}
 }
 
 func sqliteCorrupter(db *sql.DB) storetest.Corrupter {
-	return func(ctx context.Context, jobID, column string) error {
+	return storetest.Corrupter(sqliteRowCorrupter(db, "jobs"))
+}
+
+// sqliteRowCorrupter changes one column of the row with id in table (jobs
+// or runs, which name their common columns alike).
+func sqliteRowCorrupter(db *sql.DB, table string) func(ctx context.Context, id, column string) error {
+	return func(ctx context.Context, id, column string) error {
 		expr, ok := corruptions[column]
 		if !ok {
 			return fmt.Errorf("no corruption for column %q", column)
 		}
-		res, err := db.ExecContext(ctx, `UPDATE jobs SET `+column+` = `+expr+` WHERE id = ?`, jobID)
+		res, err := db.ExecContext(ctx, `UPDATE `+table+` SET `+column+` = `+expr+` WHERE id = ?`, id)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("job %s: %d rows changed", jobID, n)
+			return fmt.Errorf("%s %s: %d rows changed", table, id, n)
 		}
 		return nil
 	}

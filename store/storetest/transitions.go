@@ -334,7 +334,8 @@ func checkEdge(t *testing.T, before, after snapshot, e lifecycle.Edge, a lifecyc
 	checkJob(t, after)
 }
 
-// testEnqueueRow takes one ∅ → state row through JobEnqueue.
+// testEnqueueRow takes one ∅ → state row through JobEnqueue (∅ → blocked
+// through RunCreate: only a run's job waits for others).
 func testEnqueueRow(t *testing.T, newStore func(*testing.T) store.Store, e lifecycle.Edge) {
 	var opts []specOpt
 	switch e.To {
@@ -346,8 +347,7 @@ func testEnqueueRow(t *testing.T, newStore func(*testing.T) store.Store, e lifec
 	h := newHarness(t, newStore)
 	switch e.To {
 	case lifecycle.Queued, lifecycle.Scheduled:
-	case lifecycle.Blocked: // depends_on must name jobs that exist
-		opts = []specOpt{dependsOn(h.upstream(), h.upstream())}
+	case lifecycle.Blocked: // only a run's job waits for others: see harness.blocked
 	case lifecycle.Denied:
 		opts = []specOpt{denied("tenant over quota")}
 	default:
@@ -355,9 +355,16 @@ func testEnqueueRow(t *testing.T, newStore func(*testing.T) store.Store, e lifec
 	}
 	at := h.tick()
 	spec := h.spec(*at, opts...)
-	res, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: "producer", Now: at})
-	if err != nil {
-		t.Fatalf("enqueue: %v", err)
+	var res []store.EnqueueResult
+	if e.To == lifecycle.Blocked {
+		f := h.blockedAt(spec, at)
+		res = []store.EnqueueResult{{Job: h.get(f.ID)}}
+	} else {
+		var err error
+		res, err = h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: "producer", Now: at})
+		if err != nil {
+			t.Fatalf("enqueue: %v", err)
+		}
 	}
 	if len(res) != 1 || res[0].Existing {
 		t.Fatalf("enqueue returned %+v, want one new job", res)

@@ -26,7 +26,7 @@ func testVerify(t *testing.T, newStore func(*testing.T) store.Store) {
 			for range 3 {
 				events += int(h.get(h.build(s).ID).Rev)
 				jobs++
-				if s == lifecycle.Blocked { // and its upstream, enqueued scheduled: one event
+				if s == lifecycle.Blocked { // and its run's upstream, enqueued scheduled: one event
 					jobs, events = jobs+1, events+1
 				}
 			}
