@@ -292,8 +292,18 @@ func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 // only settles the jobs of runs: outside a run nothing would ever unblock
 // it, whether the ids it names exist or not. Runs (RunCreate, RunAddJobs)
 // set depends_on themselves and do not come through here.
+//
+// run_id and step_index are refused for the same reason: a job belongs to
+// a run only as one of the run's jobs (its run_jobs row), which the run
+// engine settles; a plain job carrying a run's id would show in the run
+// without ever counting for it.
 func dependsOnOnlyInRuns(specs []lifecycle.Spec) error {
 	for i, spec := range specs {
+		if spec.RunID != "" || spec.StepIndex != 0 {
+			return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
+				"run_id %q / step_index %d are set by runs only: enqueue the job without them, create it as part of a run (Client.CreateRun, or `stint runs create`), or add it to its own run from a running job of that run (Job.AddToRun)",
+				spec.RunID, spec.StepIndex))
+		}
 		if len(spec.DependsOn) > 0 {
 			return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
 				"depends_on is only for the jobs of a run (it names %q): nothing unblocks a job enqueued on its own; to run jobs after others, create them together as a run (Client.CreateRun, or `stint runs create --file plan.json`) and name the dependencies there",

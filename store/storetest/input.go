@@ -56,6 +56,26 @@ func testInputs(t *testing.T, newStore func(*testing.T) store.Store) {
 			}
 		})
 	}
+	t.Run("run_id_outside_a_run", func(t *testing.T) {
+		// A job joins a run only through the run engine; a plain job with
+		// a run's id would show in the run without counting for it.
+		t.Parallel()
+		h := newHarness(t, newStore)
+		count := h.census()
+		at := h.tick()
+		for _, spec := range []lifecycle.Spec{{RunID: "run-1"}, {StepIndex: 2}} {
+			s := h.spec(*at)
+			s.RunID, s.StepIndex = spec.RunID, spec.StepIndex
+			_, err := h.s.JobEnqueue(h.ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{s}, ActorID: "producer", Now: at})
+			rejected(t, err, store.ErrValidation)
+			if err == nil || !strings.Contains(err.Error(), "set by runs only") {
+				t.Errorf("error %v does not say run_id is set by runs", err)
+			}
+		}
+		if after := h.census(); after != count {
+			t.Errorf("a refused batch changed the store from %+v to %+v", count, after)
+		}
+	})
 	for _, c := range []struct {
 		name   string
 		result json.RawMessage
