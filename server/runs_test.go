@@ -197,3 +197,24 @@ func TestAddRunJobsOverAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateRunJSON: the README's curl body creates a run over plain JSON;
+// a cycle in the same form is a 400 and writes nothing.
+func TestCreateRunJSON(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, s store.Store) {
+		e := start(t, s, server.Config{})
+		client := e.token(server.DefaultTenant, store.RoleClient)
+		code, out := e.post(client, "/stint.v1.RunService/CreateRun", []byte(`{"name":"ci","jobs":[{"name":"build","job":{"kind":"build"}},{"name":"test","job":{"kind":"test"},"depends_on":["build"]}]}`))
+		if code != 200 {
+			t.Fatalf("CreateRun over JSON: %d %v", code, out)
+		}
+		code, out = e.post(client, "/stint.v1.RunService/CreateRun", []byte(`{"jobs":[{"name":"a","job":{"kind":"k"},"depends_on":["a"]}]}`))
+		if code != 400 || out["code"] != "invalid_argument" {
+			t.Fatalf("a cycle over JSON: %d %v", code, out)
+		}
+		if n := e.count(); n != 2 {
+			t.Fatalf("%d jobs, want the first run's 2", n)
+		}
+	})
+}
