@@ -45,6 +45,12 @@ func TestRunsThroughServer(t *testing.T) {
 			mux := stint.NewMux()
 			mux.HandleFunc("ok", func(context.Context, *stint.Job) error { return nil })
 			mux.HandleFunc("bad", func(context.Context, *stint.Job) error { return stint.Permanent(errors.New("bad on purpose")) })
+			started := make(chan struct{}, 1)
+			mux.HandleFunc("block", func(ctx context.Context, j *stint.Job) error {
+				started <- struct{}{}
+				<-ctx.Done() // until the run's cancel reaches it
+				return ctx.Err()
+			})
 			mux.HandleFunc("plan", func(ctx context.Context, j *stint.Job) error {
 				v, err := j.AddToRun(ctx, stint.RunJob{Name: "extra", DependsOn: []string{"plan"}, Spec: lifecycle.Spec{Kind: "ok", Queue: "ci"}})
 				if err != nil {
@@ -141,17 +147,33 @@ func TestRunsThroughServer(t *testing.T) {
 				t.Fatalf("cancel: %+v, %v", v, err)
 			}
 
+			// Two-phase: a running job is asked to stop, its handler's
+			// context ends, and the run is cancelled once it acknowledged.
+			busy, err := client.CreateRun(t.Context(), stint.RunSpec{Name: "busy"},
+				[]stint.RunJob{job("long", "block"), job("after", "ok", "long")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			v, err = client.CancelRun(t.Context(), busy.Run.ID, "enough")
+			if err != nil || (v.Run.State != lifecycle.RunCancelRequested && v.Run.State != lifecycle.RunCancelled) {
+				t.Fatalf("cancel of a running run: %+v, %v", v.Run, err)
+			}
+			if got := waitRun(t, client, busy.Run.ID); got.Run.State != lifecycle.RunCancelled || got.Jobs[0].State != lifecycle.Cancelled {
+				t.Fatalf("busy run is %s with %+v, want cancelled", got.Run.State, got.Jobs)
+			}
+
 			// Lists see the tenant's runs; a bad plan writes nothing.
 			runs, err := client.ListRuns(t.Context(), store.RunListParams{})
-			if err != nil || len(runs) != 4 {
-				t.Fatalf("ListRuns: %d runs, %v; want 4", len(runs), err)
+			if err != nil || len(runs) != 5 {
+				t.Fatalf("ListRuns: %d runs, %v; want 5", len(runs), err)
 			}
 			_, err = client.CreateRun(t.Context(), stint.RunSpec{}, []stint.RunJob{job("a", "ok", "b"), job("b", "ok", "a")})
 			if !errors.Is(err, store.ErrValidation) {
 				t.Fatalf("a cycle: %v, want a validation error", err)
 			}
-			if runs, _ := client.ListRuns(t.Context(), store.RunListParams{}); len(runs) != 4 {
-				t.Fatalf("%d runs after a refused plan, want 4", len(runs))
+			if runs, _ := client.ListRuns(t.Context(), store.RunListParams{}); len(runs) != 5 {
+				t.Fatalf("%d runs after a refused plan, want 5", len(runs))
 			}
 		})
 	}
