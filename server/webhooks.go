@@ -130,7 +130,9 @@ func (h *admin) TestWebhook(ctx context.Context, req *connect.Request[stintv1.Te
 		if w.ID == req.Msg.Id {
 			resp, err := SendTestWebhook(ctx, &http.Client{Timeout: 10 * time.Second}, w, h.cfg.Clock.Now())
 			if err != nil {
-				return nil, connect.NewError(connect.CodeUnavailable, errorf("webhook %s: %v", w.ID, err))
+				// Not Unavailable: that would send a remote client to
+				// another server of the cluster to try again.
+				return nil, connect.NewError(connect.CodeFailedPrecondition, errorf("webhook %s could not be reached from the server: %v", w.ID, err))
 			}
 			return connect.NewResponse(&stintv1.TestWebhookResponse{StatusCode: int32(resp.StatusCode), Status: resp.Status}), nil
 		}
