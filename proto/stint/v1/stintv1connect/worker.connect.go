@@ -93,8 +93,8 @@ type WorkerServiceClient interface {
 	Notices(context.Context, *connect.Request[v1.NoticesRequest]) (*connect.ServerStreamForClient[v1.NoticesResponse], error)
 	// AddRunJobs adds jobs to the run of the owner's running job (a dynamic
 	// plan), fenced on its lease; the new jobs may depend on any job of the
-	// run, by name. Retried with the same request_id it returns the run again
-	// and adds nothing more.
+	// run, by name. Repeated by the same lease with the same job names (a
+	// retry after a lost reply) it returns the run again and adds nothing.
 	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
 }
 
@@ -300,8 +300,8 @@ type WorkerServiceHandler interface {
 	Notices(context.Context, *connect.Request[v1.NoticesRequest], *connect.ServerStream[v1.NoticesResponse]) error
 	// AddRunJobs adds jobs to the run of the owner's running job (a dynamic
 	// plan), fenced on its lease; the new jobs may depend on any job of the
-	// run, by name. Retried with the same request_id it returns the run again
-	// and adds nothing more.
+	// run, by name. Repeated by the same lease with the same job names (a
+	// retry after a lost reply) it returns the run again and adds nothing.
 	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
 }
 
