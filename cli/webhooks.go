@@ -1,18 +1,16 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stint-dev/stint/outbox"
+	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -118,6 +116,12 @@ func (a *app) webhooksRmCmd() *cobra.Command {
 	}
 }
 
+// webhookTester is a store that has the server send the test event
+// (server/remote).
+type webhookTester interface {
+	WebhookTest(ctx context.Context, id string) (int, string, error)
+}
+
 // webhooksTestCmd sends one signed test event straight to the webhook (not
 // through the outbox), so a receiver can be checked before real events flow.
 func (a *app) webhooksTestCmd() *cobra.Command {
@@ -145,26 +149,24 @@ func (a *app) webhooksTestCmd() *cobra.Command {
 				if w == nil {
 					return usageErrorf("no webhook has id %q; list them with `stint webhooks ls`", args[0])
 				}
-				now := a.env.Clock.Now()
-				id := "msg_test_" + strconv.FormatInt(now.UnixNano(), 10)
-				body, _ := json.Marshal(store.OutboxPayload{Type: "webhook_test", Aggregate: "webhook", AggregateID: w.ID, Timestamp: now, Data: json.RawMessage(`{}`)})
-				req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, w.URL, bytes.NewReader(body))
-				if err != nil {
-					return err
+				var code int
+				status, url := "", w.URL
+				if t, ok := st.(webhookTester); ok {
+					// Over a server, the server sends it: the test then
+					// shows what the server's deliveries will meet.
+					if code, status, err = t.WebhookTest(cmd.Context(), w.ID); err != nil {
+						return err
+					}
+				} else {
+					resp, err := server.SendTestWebhook(cmd.Context(), &http.Client{Timeout: 10 * time.Second}, *w, a.env.Clock.Now())
+					if err != nil {
+						return fmt.Errorf("webhook %s: %w", w.ID, err)
+					}
+					code, status = resp.StatusCode, resp.Status
 				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set(outbox.HeaderID, id)
-				req.Header.Set(outbox.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-				req.Header.Set(outbox.HeaderSignature, outbox.Sign(w.Secret, id, now, body))
-				req.Header.Set(outbox.HeaderIdempotencyKey, id)
-				resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-				if err != nil {
-					return fmt.Errorf("webhook %s: %w", w.ID, err)
-				}
-				defer resp.Body.Close()
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "webhook %s answered %s\n", w.URL, resp.Status)
-				if err == nil && resp.StatusCode >= 300 {
-					return fmt.Errorf("webhook %s answered %s", w.URL, resp.Status)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "webhook %s answered %s\n", url, status)
+				if err == nil && code >= 300 {
+					return fmt.Errorf("webhook %s answered %s", url, status)
 				}
 				return err
 			})

@@ -64,6 +64,7 @@ func principalOf(ctx context.Context) principal {
 // roles says which roles may call each service. Admins may call every one.
 var roles = map[string][]store.Role{
 	stintv1connect.JobServiceName:    {store.RoleAdmin, store.RoleClient},
+	stintv1connect.RunServiceName:    {store.RoleAdmin, store.RoleClient},
 	stintv1connect.WorkerServiceName: {store.RoleAdmin, store.RoleWorker},
 	stintv1connect.AdminServiceName:  {store.RoleAdmin},
 }

@@ -75,8 +75,8 @@ type service struct {
 	tokens store.Tokens // nil when the store keeps none (NoAuth)
 }
 
-// New returns the API as an http.Handler serving the jobs, worker and admin
-// services (Connect, gRPC and gRPC-Web, and plain JSON over HTTP POST) under
+// New returns the API as an http.Handler serving the jobs, runs, worker and
+// admin services (Connect, gRPC and gRPC-Web, and plain JSON over HTTP POST) under
 // /stint.v1.*/, behind bearer-token authentication.
 func New(cfg Config) (http.Handler, error) {
 	cfg = cfg.WithDefaults()
@@ -100,6 +100,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(stintv1connect.NewJobServiceHandler(&jobs{svc}, opts...))
 	mux.Handle(stintv1connect.NewWorkerServiceHandler(&worker{svc}, opts...))
 	mux.Handle(stintv1connect.NewAdminServiceHandler(&admin{svc}, opts...))
+	mux.Handle(stintv1connect.NewRunServiceHandler(&runs{svc}, opts...))
 	return authenticate(tokens, cfg.NoAuth, mux), nil
 }
 

@@ -82,6 +82,8 @@ func New(opts Options) (*Store, error) {
 			url:    u,
 			jobs:   stintv1connect.NewJobServiceClient(opts.HTTPClient, u, auth),
 			worker: stintv1connect.NewWorkerServiceClient(opts.HTTPClient, u, auth),
+			runs:   stintv1connect.NewRunServiceClient(opts.HTTPClient, u, auth),
+			admin:  stintv1connect.NewAdminServiceClient(opts.HTTPClient, u, auth),
 		})
 	}
 	s.notices = newNotices(s)
@@ -93,6 +95,8 @@ type conn struct {
 	url    string
 	jobs   stintv1connect.JobServiceClient
 	worker stintv1connect.WorkerServiceClient
+	runs   stintv1connect.RunServiceClient
+	admin  stintv1connect.AdminServiceClient
 }
 
 // unreachable reports whether err says the server could not be reached (or
@@ -123,6 +127,14 @@ func callJobs[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect
 
 func callWorker[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.WorkerServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
 	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.worker, ctx, connect.NewRequest(req)) })
+}
+
+func callRuns[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.RunServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
+	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.runs, ctx, connect.NewRequest(req)) })
+}
+
+func callAdmin[Req, Res any](ctx context.Context, s *Store, m func(stintv1connect.AdminServiceClient, context.Context, *connect.Request[Req]) (*connect.Response[Res], error), req *Req) (*Res, error) {
+	return call(ctx, s, func(c *conn) (*connect.Response[Res], error) { return m(c.admin, ctx, connect.NewRequest(req)) })
 }
 
 func call[Res any](ctx context.Context, s *Store, send func(*conn) (*connect.Response[Res], error)) (*Res, error) {

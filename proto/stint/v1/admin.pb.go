@@ -9,6 +9,7 @@ package stintv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -76,6 +77,59 @@ func (x Role) Number() protoreflect.EnumNumber {
 // Deprecated: Use Role.Descriptor instead.
 func (Role) EnumDescriptor() ([]byte, []int) {
 	return file_stint_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+// OutboxState mirrors store.OutboxState.
+type OutboxState int32
+
+const (
+	OutboxState_OUTBOX_STATE_UNSPECIFIED OutboxState = 0
+	OutboxState_OUTBOX_STATE_PENDING     OutboxState = 1
+	OutboxState_OUTBOX_STATE_DELIVERED   OutboxState = 2
+	OutboxState_OUTBOX_STATE_DEAD        OutboxState = 3
+)
+
+// Enum value maps for OutboxState.
+var (
+	OutboxState_name = map[int32]string{
+		0: "OUTBOX_STATE_UNSPECIFIED",
+		1: "OUTBOX_STATE_PENDING",
+		2: "OUTBOX_STATE_DELIVERED",
+		3: "OUTBOX_STATE_DEAD",
+	}
+	OutboxState_value = map[string]int32{
+		"OUTBOX_STATE_UNSPECIFIED": 0,
+		"OUTBOX_STATE_PENDING":     1,
+		"OUTBOX_STATE_DELIVERED":   2,
+		"OUTBOX_STATE_DEAD":        3,
+	}
+)
+
+func (x OutboxState) Enum() *OutboxState {
+	p := new(OutboxState)
+	*p = x
+	return p
+}
+
+func (x OutboxState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OutboxState) Descriptor() protoreflect.EnumDescriptor {
+	return file_stint_v1_admin_proto_enumTypes[1].Descriptor()
+}
+
+func (OutboxState) Type() protoreflect.EnumType {
+	return &file_stint_v1_admin_proto_enumTypes[1]
+}
+
+func (x OutboxState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OutboxState.Descriptor instead.
+func (OutboxState) EnumDescriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{1}
 }
 
 // Token describes a token; its secret is never stored or shown again.
@@ -710,11 +764,791 @@ func (x *DeadLettersResponse) GetReasons() []*ReasonCount {
 	return nil
 }
 
+// Webhook is a subscription; an empty filter passes everything.
+type Webhook struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// secret signs every delivery (Standard Webhooks, HMAC-SHA256).
+	Secret string `protobuf:"bytes,3,opt,name=secret,proto3" json:"secret,omitempty"`
+	// event_types are job event types (succeeded, failed, ...) and run event
+	// types (run_succeeded, run_failed, ...).
+	EventTypes    []string               `protobuf:"bytes,4,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	Queues        []string               `protobuf:"bytes,5,rep,name=queues,proto3" json:"queues,omitempty"`
+	Kinds         []string               `protobuf:"bytes,6,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	Runs          []string               `protobuf:"bytes,7,rep,name=runs,proto3" json:"runs,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Webhook) Reset() {
+	*x = Webhook{}
+	mi := &file_stint_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Webhook) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Webhook) ProtoMessage() {}
+
+func (x *Webhook) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
+func (*Webhook) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Webhook) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Webhook) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Webhook) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *Webhook) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *Webhook) GetQueues() []string {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+func (x *Webhook) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *Webhook) GetRuns() []string {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *Webhook) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+type AddWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// webhook's id and created_at are set by the server; its secret is
+	// required (at least 16 bytes).
+	Webhook       *Webhook `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddWebhookRequest) Reset() {
+	*x = AddWebhookRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddWebhookRequest) ProtoMessage() {}
+
+func (x *AddWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddWebhookRequest.ProtoReflect.Descriptor instead.
+func (*AddWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AddWebhookRequest) GetWebhook() *Webhook {
+	if x != nil {
+		return x.Webhook
+	}
+	return nil
+}
+
+type AddWebhookResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Webhook       *Webhook               `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddWebhookResponse) Reset() {
+	*x = AddWebhookResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddWebhookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddWebhookResponse) ProtoMessage() {}
+
+func (x *AddWebhookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddWebhookResponse.ProtoReflect.Descriptor instead.
+func (*AddWebhookResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AddWebhookResponse) GetWebhook() *Webhook {
+	if x != nil {
+		return x.Webhook
+	}
+	return nil
+}
+
+type ListWebhooksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhooksRequest) Reset() {
+	*x = ListWebhooksRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhooksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhooksRequest) ProtoMessage() {}
+
+func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
+func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+type ListWebhooksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Webhooks      []*Webhook             `protobuf:"bytes,1,rep,name=webhooks,proto3" json:"webhooks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhooksResponse) Reset() {
+	*x = ListWebhooksResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhooksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhooksResponse) ProtoMessage() {}
+
+func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
+func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
+	if x != nil {
+		return x.Webhooks
+	}
+	return nil
+}
+
+type RemoveWebhookRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveWebhookRequest) Reset() {
+	*x = RemoveWebhookRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveWebhookRequest) ProtoMessage() {}
+
+func (x *RemoveWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveWebhookRequest.ProtoReflect.Descriptor instead.
+func (*RemoveWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RemoveWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RemoveWebhookResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveWebhookResponse) Reset() {
+	*x = RemoveWebhookResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveWebhookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveWebhookResponse) ProtoMessage() {}
+
+func (x *RemoveWebhookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveWebhookResponse.ProtoReflect.Descriptor instead.
+func (*RemoveWebhookResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+type TestWebhookRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestWebhookRequest) Reset() {
+	*x = TestWebhookRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestWebhookRequest) ProtoMessage() {}
+
+func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
+func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TestWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type TestWebhookResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status_code and status are the receiver's answer, such as 200 and "200 OK".
+	StatusCode    int32  `protobuf:"varint,1,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"`
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestWebhookResponse) Reset() {
+	*x = TestWebhookResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestWebhookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestWebhookResponse) ProtoMessage() {}
+
+func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
+func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *TestWebhookResponse) GetStatusCode() int32 {
+	if x != nil {
+		return x.StatusCode
+	}
+	return 0
+}
+
+func (x *TestWebhookResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// OutboxMessage is one delivery of one event to one webhook.
+type OutboxMessage struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	WebhookId string                 `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// aggregate is job or run; delivery keeps order per (webhook, aggregate).
+	Aggregate     string                 `protobuf:"bytes,3,opt,name=aggregate,proto3" json:"aggregate,omitempty"`
+	AggregateId   string                 `protobuf:"bytes,4,opt,name=aggregate_id,json=aggregateId,proto3" json:"aggregate_id,omitempty"`
+	EventType     string                 `protobuf:"bytes,5,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
+	Payload       *structpb.Value        `protobuf:"bytes,6,opt,name=payload,proto3" json:"payload,omitempty"`
+	State         OutboxState            `protobuf:"varint,7,opt,name=state,proto3,enum=stint.v1.OutboxState" json:"state,omitempty"`
+	Attempts      int32                  `protobuf:"varint,8,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	NextAttemptAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	LastError     string                 `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	DeliveredAt   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=delivered_at,json=deliveredAt,proto3" json:"delivered_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutboxMessage) Reset() {
+	*x = OutboxMessage{}
+	mi := &file_stint_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutboxMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutboxMessage) ProtoMessage() {}
+
+func (x *OutboxMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutboxMessage.ProtoReflect.Descriptor instead.
+func (*OutboxMessage) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OutboxMessage) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *OutboxMessage) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *OutboxMessage) GetAggregate() string {
+	if x != nil {
+		return x.Aggregate
+	}
+	return ""
+}
+
+func (x *OutboxMessage) GetAggregateId() string {
+	if x != nil {
+		return x.AggregateId
+	}
+	return ""
+}
+
+func (x *OutboxMessage) GetEventType() string {
+	if x != nil {
+		return x.EventType
+	}
+	return ""
+}
+
+func (x *OutboxMessage) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *OutboxMessage) GetState() OutboxState {
+	if x != nil {
+		return x.State
+	}
+	return OutboxState_OUTBOX_STATE_UNSPECIFIED
+}
+
+func (x *OutboxMessage) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *OutboxMessage) GetNextAttemptAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *OutboxMessage) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *OutboxMessage) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *OutboxMessage) GetDeliveredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeliveredAt
+	}
+	return nil
+}
+
+type ListOutboxRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// state selects messages in one state; UNSPECIFIED means any.
+	State OutboxState `protobuf:"varint,1,opt,name=state,proto3,enum=stint.v1.OutboxState" json:"state,omitempty"`
+	// after_id pages: only messages whose id is greater.
+	AfterId int64 `protobuf:"varint,2,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	// page_size defaults to 100, at most 1000.
+	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOutboxRequest) Reset() {
+	*x = ListOutboxRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOutboxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOutboxRequest) ProtoMessage() {}
+
+func (x *ListOutboxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOutboxRequest.ProtoReflect.Descriptor instead.
+func (*ListOutboxRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListOutboxRequest) GetState() OutboxState {
+	if x != nil {
+		return x.State
+	}
+	return OutboxState_OUTBOX_STATE_UNSPECIFIED
+}
+
+func (x *ListOutboxRequest) GetAfterId() int64 {
+	if x != nil {
+		return x.AfterId
+	}
+	return 0
+}
+
+func (x *ListOutboxRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+type ListOutboxResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Messages      []*OutboxMessage       `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOutboxResponse) Reset() {
+	*x = ListOutboxResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOutboxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOutboxResponse) ProtoMessage() {}
+
+func (x *ListOutboxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOutboxResponse.ProtoReflect.Descriptor instead.
+func (*ListOutboxResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListOutboxResponse) GetMessages() []*OutboxMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+type ReplayOutboxRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayOutboxRequest) Reset() {
+	*x = ReplayOutboxRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayOutboxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayOutboxRequest) ProtoMessage() {}
+
+func (x *ReplayOutboxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayOutboxRequest.ProtoReflect.Descriptor instead.
+func (*ReplayOutboxRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ReplayOutboxRequest) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type ReplayOutboxResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *OutboxMessage         `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayOutboxResponse) Reset() {
+	*x = ReplayOutboxResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayOutboxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayOutboxResponse) ProtoMessage() {}
+
+func (x *ReplayOutboxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayOutboxResponse.ProtoReflect.Descriptor instead.
+func (*ReplayOutboxResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ReplayOutboxResponse) GetMessage() *OutboxMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
 var File_stint_v1_admin_proto protoreflect.FileDescriptor
 
 const file_stint_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x14stint/v1/admin.proto\x12\bstint.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14stint/v1/types.proto\"\xdd\x01\n" +
+	"\x14stint/v1/admin.proto\x12\bstint.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14stint/v1/types.proto\"\xdd\x01\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06tenant\x18\x02 \x01(\tR\x06tenant\x12\"\n" +
@@ -750,13 +1584,73 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"reasonCode\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x03R\x05count\"F\n" +
 	"\x13DeadLettersResponse\x12/\n" +
-	"\areasons\x18\x01 \x03(\v2\x15.stint.v1.ReasonCountR\areasons*N\n" +
+	"\areasons\x18\x01 \x03(\v2\x15.stint.v1.ReasonCountR\areasons\"\xe1\x01\n" +
+	"\aWebhook\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\tR\x06secret\x12\x1f\n" +
+	"\vevent_types\x18\x04 \x03(\tR\n" +
+	"eventTypes\x12\x16\n" +
+	"\x06queues\x18\x05 \x03(\tR\x06queues\x12\x14\n" +
+	"\x05kinds\x18\x06 \x03(\tR\x05kinds\x12\x12\n" +
+	"\x04runs\x18\a \x03(\tR\x04runs\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"@\n" +
+	"\x11AddWebhookRequest\x12+\n" +
+	"\awebhook\x18\x01 \x01(\v2\x11.stint.v1.WebhookR\awebhook\"A\n" +
+	"\x12AddWebhookResponse\x12+\n" +
+	"\awebhook\x18\x01 \x01(\v2\x11.stint.v1.WebhookR\awebhook\"\x15\n" +
+	"\x13ListWebhooksRequest\"E\n" +
+	"\x14ListWebhooksResponse\x12-\n" +
+	"\bwebhooks\x18\x01 \x03(\v2\x11.stint.v1.WebhookR\bwebhooks\"&\n" +
+	"\x14RemoveWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x17\n" +
+	"\x15RemoveWebhookResponse\"$\n" +
+	"\x12TestWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"N\n" +
+	"\x13TestWebhookResponse\x12\x1f\n" +
+	"\vstatus_code\x18\x01 \x01(\x05R\n" +
+	"statusCode\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xf6\x03\n" +
+	"\rOutboxMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x12\x1c\n" +
+	"\taggregate\x18\x03 \x01(\tR\taggregate\x12!\n" +
+	"\faggregate_id\x18\x04 \x01(\tR\vaggregateId\x12\x1d\n" +
+	"\n" +
+	"event_type\x18\x05 \x01(\tR\teventType\x120\n" +
+	"\apayload\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\apayload\x12+\n" +
+	"\x05state\x18\a \x01(\x0e2\x15.stint.v1.OutboxStateR\x05state\x12\x1a\n" +
+	"\battempts\x18\b \x01(\x05R\battempts\x12B\n" +
+	"\x0fnext_attempt_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\n" +
+	" \x01(\tR\tlastError\x129\n" +
+	"\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
+	"\fdelivered_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vdeliveredAt\"x\n" +
+	"\x11ListOutboxRequest\x12+\n" +
+	"\x05state\x18\x01 \x01(\x0e2\x15.stint.v1.OutboxStateR\x05state\x12\x19\n" +
+	"\bafter_id\x18\x02 \x01(\x03R\aafterId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\"I\n" +
+	"\x12ListOutboxResponse\x123\n" +
+	"\bmessages\x18\x01 \x03(\v2\x17.stint.v1.OutboxMessageR\bmessages\"%\n" +
+	"\x13ReplayOutboxRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"I\n" +
+	"\x14ReplayOutboxResponse\x121\n" +
+	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage*N\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x0f\n" +
 	"\vROLE_CLIENT\x10\x02\x12\x0f\n" +
-	"\vROLE_WORKER\x10\x032\x84\x03\n" +
+	"\vROLE_WORKER\x10\x03*x\n" +
+	"\vOutboxState\x12\x1c\n" +
+	"\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n" +
+	"\x16OUTBOX_STATE_DELIVERED\x10\x02\x12\x15\n" +
+	"\x11OUTBOX_STATE_DEAD\x10\x032\xd2\x06\n" +
 	"\fAdminService\x12J\n" +
 	"\vCreateToken\x12\x1c.stint.v1.CreateTokenRequest\x1a\x1d.stint.v1.CreateTokenResponse\x12G\n" +
 	"\n" +
@@ -764,7 +1658,15 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\vRevokeToken\x12\x1c.stint.v1.RevokeTokenRequest\x1a\x1d.stint.v1.RevokeTokenResponse\x12G\n" +
 	"\n" +
 	"QueueDepth\x12\x1b.stint.v1.QueueDepthRequest\x1a\x1c.stint.v1.QueueDepthResponse\x12J\n" +
-	"\vDeadLetters\x12\x1c.stint.v1.DeadLettersRequest\x1a\x1d.stint.v1.DeadLettersResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\vDeadLetters\x12\x1c.stint.v1.DeadLettersRequest\x1a\x1d.stint.v1.DeadLettersResponse\x12G\n" +
+	"\n" +
+	"AddWebhook\x12\x1b.stint.v1.AddWebhookRequest\x1a\x1c.stint.v1.AddWebhookResponse\x12M\n" +
+	"\fListWebhooks\x12\x1d.stint.v1.ListWebhooksRequest\x1a\x1e.stint.v1.ListWebhooksResponse\x12P\n" +
+	"\rRemoveWebhook\x12\x1e.stint.v1.RemoveWebhookRequest\x1a\x1f.stint.v1.RemoveWebhookResponse\x12J\n" +
+	"\vTestWebhook\x12\x1c.stint.v1.TestWebhookRequest\x1a\x1d.stint.v1.TestWebhookResponse\x12G\n" +
+	"\n" +
+	"ListOutbox\x12\x1b.stint.v1.ListOutboxRequest\x1a\x1c.stint.v1.ListOutboxResponse\x12M\n" +
+	"\fReplayOutbox\x12\x1d.stint.v1.ReplayOutboxRequest\x1a\x1e.stint.v1.ReplayOutboxResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_admin_proto_rawDescOnce sync.Once
@@ -778,52 +1680,92 @@ func file_stint_v1_admin_proto_rawDescGZIP() []byte {
 	return file_stint_v1_admin_proto_rawDescData
 }
 
-var file_stint_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_stint_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_stint_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_stint_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_stint_v1_admin_proto_goTypes = []any{
 	(Role)(0),                     // 0: stint.v1.Role
-	(*Token)(nil),                 // 1: stint.v1.Token
-	(*CreateTokenRequest)(nil),    // 2: stint.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),   // 3: stint.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),     // 4: stint.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),    // 5: stint.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),    // 6: stint.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),   // 7: stint.v1.RevokeTokenResponse
-	(*QueueDepthRequest)(nil),     // 8: stint.v1.QueueDepthRequest
-	(*QueueStateCount)(nil),       // 9: stint.v1.QueueStateCount
-	(*QueueDepthResponse)(nil),    // 10: stint.v1.QueueDepthResponse
-	(*DeadLettersRequest)(nil),    // 11: stint.v1.DeadLettersRequest
-	(*ReasonCount)(nil),           // 12: stint.v1.ReasonCount
-	(*DeadLettersResponse)(nil),   // 13: stint.v1.DeadLettersResponse
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(JobState)(0),                 // 15: stint.v1.JobState
+	(OutboxState)(0),              // 1: stint.v1.OutboxState
+	(*Token)(nil),                 // 2: stint.v1.Token
+	(*CreateTokenRequest)(nil),    // 3: stint.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),   // 4: stint.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),     // 5: stint.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),    // 6: stint.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),    // 7: stint.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),   // 8: stint.v1.RevokeTokenResponse
+	(*QueueDepthRequest)(nil),     // 9: stint.v1.QueueDepthRequest
+	(*QueueStateCount)(nil),       // 10: stint.v1.QueueStateCount
+	(*QueueDepthResponse)(nil),    // 11: stint.v1.QueueDepthResponse
+	(*DeadLettersRequest)(nil),    // 12: stint.v1.DeadLettersRequest
+	(*ReasonCount)(nil),           // 13: stint.v1.ReasonCount
+	(*DeadLettersResponse)(nil),   // 14: stint.v1.DeadLettersResponse
+	(*Webhook)(nil),               // 15: stint.v1.Webhook
+	(*AddWebhookRequest)(nil),     // 16: stint.v1.AddWebhookRequest
+	(*AddWebhookResponse)(nil),    // 17: stint.v1.AddWebhookResponse
+	(*ListWebhooksRequest)(nil),   // 18: stint.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),  // 19: stint.v1.ListWebhooksResponse
+	(*RemoveWebhookRequest)(nil),  // 20: stint.v1.RemoveWebhookRequest
+	(*RemoveWebhookResponse)(nil), // 21: stint.v1.RemoveWebhookResponse
+	(*TestWebhookRequest)(nil),    // 22: stint.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),   // 23: stint.v1.TestWebhookResponse
+	(*OutboxMessage)(nil),         // 24: stint.v1.OutboxMessage
+	(*ListOutboxRequest)(nil),     // 25: stint.v1.ListOutboxRequest
+	(*ListOutboxResponse)(nil),    // 26: stint.v1.ListOutboxResponse
+	(*ReplayOutboxRequest)(nil),   // 27: stint.v1.ReplayOutboxRequest
+	(*ReplayOutboxResponse)(nil),  // 28: stint.v1.ReplayOutboxResponse
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(JobState)(0),                 // 30: stint.v1.JobState
+	(*structpb.Value)(nil),        // 31: google.protobuf.Value
 }
 var file_stint_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: stint.v1.Token.role:type_name -> stint.v1.Role
-	14, // 1: stint.v1.Token.created_at:type_name -> google.protobuf.Timestamp
-	14, // 2: stint.v1.Token.revoked_at:type_name -> google.protobuf.Timestamp
+	29, // 1: stint.v1.Token.created_at:type_name -> google.protobuf.Timestamp
+	29, // 2: stint.v1.Token.revoked_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: stint.v1.CreateTokenRequest.role:type_name -> stint.v1.Role
-	1,  // 4: stint.v1.CreateTokenResponse.token:type_name -> stint.v1.Token
-	1,  // 5: stint.v1.ListTokensResponse.tokens:type_name -> stint.v1.Token
-	1,  // 6: stint.v1.RevokeTokenResponse.token:type_name -> stint.v1.Token
-	15, // 7: stint.v1.QueueStateCount.state:type_name -> stint.v1.JobState
-	9,  // 8: stint.v1.QueueDepthResponse.counts:type_name -> stint.v1.QueueStateCount
-	12, // 9: stint.v1.DeadLettersResponse.reasons:type_name -> stint.v1.ReasonCount
-	2,  // 10: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
-	4,  // 11: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
-	6,  // 12: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
-	8,  // 13: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
-	11, // 14: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
-	3,  // 15: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
-	5,  // 16: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
-	7,  // 17: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
-	10, // 18: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
-	13, // 19: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
-	15, // [15:20] is the sub-list for method output_type
-	10, // [10:15] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	2,  // 4: stint.v1.CreateTokenResponse.token:type_name -> stint.v1.Token
+	2,  // 5: stint.v1.ListTokensResponse.tokens:type_name -> stint.v1.Token
+	2,  // 6: stint.v1.RevokeTokenResponse.token:type_name -> stint.v1.Token
+	30, // 7: stint.v1.QueueStateCount.state:type_name -> stint.v1.JobState
+	10, // 8: stint.v1.QueueDepthResponse.counts:type_name -> stint.v1.QueueStateCount
+	13, // 9: stint.v1.DeadLettersResponse.reasons:type_name -> stint.v1.ReasonCount
+	29, // 10: stint.v1.Webhook.created_at:type_name -> google.protobuf.Timestamp
+	15, // 11: stint.v1.AddWebhookRequest.webhook:type_name -> stint.v1.Webhook
+	15, // 12: stint.v1.AddWebhookResponse.webhook:type_name -> stint.v1.Webhook
+	15, // 13: stint.v1.ListWebhooksResponse.webhooks:type_name -> stint.v1.Webhook
+	31, // 14: stint.v1.OutboxMessage.payload:type_name -> google.protobuf.Value
+	1,  // 15: stint.v1.OutboxMessage.state:type_name -> stint.v1.OutboxState
+	29, // 16: stint.v1.OutboxMessage.next_attempt_at:type_name -> google.protobuf.Timestamp
+	29, // 17: stint.v1.OutboxMessage.created_at:type_name -> google.protobuf.Timestamp
+	29, // 18: stint.v1.OutboxMessage.delivered_at:type_name -> google.protobuf.Timestamp
+	1,  // 19: stint.v1.ListOutboxRequest.state:type_name -> stint.v1.OutboxState
+	24, // 20: stint.v1.ListOutboxResponse.messages:type_name -> stint.v1.OutboxMessage
+	24, // 21: stint.v1.ReplayOutboxResponse.message:type_name -> stint.v1.OutboxMessage
+	3,  // 22: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
+	5,  // 23: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
+	7,  // 24: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
+	9,  // 25: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
+	12, // 26: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
+	16, // 27: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
+	18, // 28: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
+	20, // 29: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
+	22, // 30: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
+	25, // 31: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
+	27, // 32: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
+	4,  // 33: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
+	6,  // 34: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
+	8,  // 35: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
+	11, // 36: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
+	14, // 37: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
+	17, // 38: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
+	19, // 39: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
+	21, // 40: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
+	23, // 41: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
+	26, // 42: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
+	28, // 43: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
+	33, // [33:44] is the sub-list for method output_type
+	22, // [22:33] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_admin_proto_init() }
@@ -837,8 +1779,8 @@ func file_stint_v1_admin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_admin_proto_rawDesc), len(file_stint_v1_admin_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   13,
+			NumEnums:      2,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1576,11 +1576,107 @@ func (x *NoticesResponse) GetJobId() string {
 	return ""
 }
 
+type AddRunJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Jobs          []*RunJobSpec          `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddRunJobsRequest) Reset() {
+	*x = AddRunJobsRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddRunJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddRunJobsRequest) ProtoMessage() {}
+
+func (x *AddRunJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddRunJobsRequest.ProtoReflect.Descriptor instead.
+func (*AddRunJobsRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AddRunJobsRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *AddRunJobsRequest) GetJobs() []*RunJobSpec {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+type AddRunJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Run           *RunView               `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddRunJobsResponse) Reset() {
+	*x = AddRunJobsResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddRunJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddRunJobsResponse) ProtoMessage() {}
+
+func (x *AddRunJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddRunJobsResponse.ProtoReflect.Descriptor instead.
+func (*AddRunJobsResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AddRunJobsResponse) GetRun() *RunView {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x15stint/v1/worker.proto\x12\bstint.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14stint/v1/types.proto\"X\n" +
+	"\x15stint/v1/worker.proto\x12\bstint.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13stint/v1/runs.proto\x1a\x14stint/v1/types.proto\"X\n" +
 	"\x05Owner\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x1d\n" +
@@ -1689,7 +1785,12 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x0eNoticesRequest\">\n" +
 	"\x0fNoticesResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x15\n" +
-	"\x06job_id\x18\x02 \x01(\tR\x05jobId2\xa3\x06\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"d\n" +
+	"\x11AddRunJobsRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12(\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x14.stint.v1.RunJobSpecR\x04jobs\"9\n" +
+	"\x12AddRunJobsResponse\x12#\n" +
+	"\x03run\x18\x01 \x01(\v2\x11.stint.v1.RunViewR\x03run2\xec\x06\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -1704,7 +1805,9 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\aRelease\x12\x18.stint.v1.ReleaseRequest\x1a\x19.stint.v1.ReleaseResponse\x12G\n" +
 	"\n" +
 	"DeadLetter\x12\x1b.stint.v1.DeadLetterRequest\x1a\x1c.stint.v1.DeadLetterResponse\x12@\n" +
-	"\aNotices\x12\x18.stint.v1.NoticesRequest\x1a\x19.stint.v1.NoticesResponse0\x01B3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\aNotices\x12\x18.stint.v1.NoticesRequest\x1a\x19.stint.v1.NoticesResponse0\x01\x12G\n" +
+	"\n" +
+	"AddRunJobs\x12\x1b.stint.v1.AddRunJobsRequest\x1a\x1c.stint.v1.AddRunJobsResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -1718,7 +1821,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -1747,77 +1850,86 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*DeadLetterResponse)(nil),    // 24: stint.v1.DeadLetterResponse
 	(*NoticesRequest)(nil),        // 25: stint.v1.NoticesRequest
 	(*NoticesResponse)(nil),       // 26: stint.v1.NoticesResponse
-	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
-	(*Job)(nil),                   // 28: stint.v1.Job
-	(*structpb.Value)(nil),        // 29: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 31: stint.v1.ErrorClass
+	(*AddRunJobsRequest)(nil),     // 27: stint.v1.AddRunJobsRequest
+	(*AddRunJobsResponse)(nil),    // 28: stint.v1.AddRunJobsResponse
+	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
+	(*Job)(nil),                   // 30: stint.v1.Job
+	(*structpb.Value)(nil),        // 31: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 33: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),            // 34: stint.v1.RunJobSpec
+	(*RunView)(nil),               // 35: stint.v1.RunView
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	27, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	27, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	28, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	29, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	29, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	30, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	28, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	30, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	27, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	29, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	28, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	30, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	29, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	31, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	30, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	32, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	29, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	29, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	28, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	31, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	31, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	30, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	29, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	28, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	31, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	30, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	28, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	30, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	31, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	27, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	33, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	29, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	27, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	27, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	28, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	29, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	29, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	30, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	28, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	30, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	28, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	30, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	28, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	30, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	28, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
-	1,  // 35: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 36: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 37: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 38: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 39: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 40: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 41: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 42: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 43: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 44: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 45: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 46: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	2,  // 47: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 48: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 49: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 50: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 51: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 52: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 53: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 54: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 55: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 56: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 57: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 58: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	47, // [47:59] is the sub-list for method output_type
-	35, // [35:47] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	30, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
+	34, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	35, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	1,  // 38: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 39: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 40: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 41: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 42: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 43: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 44: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 45: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 46: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 47: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 48: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 49: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 50: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	2,  // 51: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 52: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 53: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 54: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 55: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 56: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 57: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 58: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 59: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 60: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 61: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 62: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 63: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	51, // [51:64] is the sub-list for method output_type
+	38, // [38:51] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -1825,6 +1937,7 @@ func file_stint_v1_worker_proto_init() {
 	if File_stint_v1_worker_proto != nil {
 		return
 	}
+	file_stint_v1_runs_proto_init()
 	file_stint_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1832,7 +1945,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,22 @@ const (
 	// AdminServiceDeadLettersProcedure is the fully-qualified name of the AdminService's DeadLetters
 	// RPC.
 	AdminServiceDeadLettersProcedure = "/stint.v1.AdminService/DeadLetters"
+	// AdminServiceAddWebhookProcedure is the fully-qualified name of the AdminService's AddWebhook RPC.
+	AdminServiceAddWebhookProcedure = "/stint.v1.AdminService/AddWebhook"
+	// AdminServiceListWebhooksProcedure is the fully-qualified name of the AdminService's ListWebhooks
+	// RPC.
+	AdminServiceListWebhooksProcedure = "/stint.v1.AdminService/ListWebhooks"
+	// AdminServiceRemoveWebhookProcedure is the fully-qualified name of the AdminService's
+	// RemoveWebhook RPC.
+	AdminServiceRemoveWebhookProcedure = "/stint.v1.AdminService/RemoveWebhook"
+	// AdminServiceTestWebhookProcedure is the fully-qualified name of the AdminService's TestWebhook
+	// RPC.
+	AdminServiceTestWebhookProcedure = "/stint.v1.AdminService/TestWebhook"
+	// AdminServiceListOutboxProcedure is the fully-qualified name of the AdminService's ListOutbox RPC.
+	AdminServiceListOutboxProcedure = "/stint.v1.AdminService/ListOutbox"
+	// AdminServiceReplayOutboxProcedure is the fully-qualified name of the AdminService's ReplayOutbox
+	// RPC.
+	AdminServiceReplayOutboxProcedure = "/stint.v1.AdminService/ReplayOutbox"
 )
 
 // AdminServiceClient is a client for the stint.v1.AdminService service.
@@ -58,6 +74,18 @@ type AdminServiceClient interface {
 	QueueDepth(context.Context, *connect.Request[v1.QueueDepthRequest]) (*connect.Response[v1.QueueDepthResponse], error)
 	// DeadLetters counts the tenant's dead-lettered jobs by reason code.
 	DeadLetters(context.Context, *connect.Request[v1.DeadLettersRequest]) (*connect.Response[v1.DeadLettersResponse], error)
+	// AddWebhook subscribes a URL to the events that pass its filters.
+	AddWebhook(context.Context, *connect.Request[v1.AddWebhookRequest]) (*connect.Response[v1.AddWebhookResponse], error)
+	ListWebhooks(context.Context, *connect.Request[v1.ListWebhooksRequest]) (*connect.Response[v1.ListWebhooksResponse], error)
+	RemoveWebhook(context.Context, *connect.Request[v1.RemoveWebhookRequest]) (*connect.Response[v1.RemoveWebhookResponse], error)
+	// TestWebhook sends one signed test event from the server straight to the
+	// webhook (not through the outbox) and returns its HTTP status.
+	TestWebhook(context.Context, *connect.Request[v1.TestWebhookRequest]) (*connect.Response[v1.TestWebhookResponse], error)
+	// ListOutbox pages through outbox messages (the dead ones with
+	// OUTBOX_STATE_DEAD).
+	ListOutbox(context.Context, *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error)
+	// ReplayOutbox makes a dead message pending again, due now.
+	ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the stint.v1.AdminService service. By default, it
@@ -101,16 +129,58 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("DeadLetters")),
 			connect.WithClientOptions(opts...),
 		),
+		addWebhook: connect.NewClient[v1.AddWebhookRequest, v1.AddWebhookResponse](
+			httpClient,
+			baseURL+AdminServiceAddWebhookProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("AddWebhook")),
+			connect.WithClientOptions(opts...),
+		),
+		listWebhooks: connect.NewClient[v1.ListWebhooksRequest, v1.ListWebhooksResponse](
+			httpClient,
+			baseURL+AdminServiceListWebhooksProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListWebhooks")),
+			connect.WithClientOptions(opts...),
+		),
+		removeWebhook: connect.NewClient[v1.RemoveWebhookRequest, v1.RemoveWebhookResponse](
+			httpClient,
+			baseURL+AdminServiceRemoveWebhookProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("RemoveWebhook")),
+			connect.WithClientOptions(opts...),
+		),
+		testWebhook: connect.NewClient[v1.TestWebhookRequest, v1.TestWebhookResponse](
+			httpClient,
+			baseURL+AdminServiceTestWebhookProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("TestWebhook")),
+			connect.WithClientOptions(opts...),
+		),
+		listOutbox: connect.NewClient[v1.ListOutboxRequest, v1.ListOutboxResponse](
+			httpClient,
+			baseURL+AdminServiceListOutboxProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListOutbox")),
+			connect.WithClientOptions(opts...),
+		),
+		replayOutbox: connect.NewClient[v1.ReplayOutboxRequest, v1.ReplayOutboxResponse](
+			httpClient,
+			baseURL+AdminServiceReplayOutboxProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ReplayOutbox")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // adminServiceClient implements AdminServiceClient.
 type adminServiceClient struct {
-	createToken *connect.Client[v1.CreateTokenRequest, v1.CreateTokenResponse]
-	listTokens  *connect.Client[v1.ListTokensRequest, v1.ListTokensResponse]
-	revokeToken *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
-	queueDepth  *connect.Client[v1.QueueDepthRequest, v1.QueueDepthResponse]
-	deadLetters *connect.Client[v1.DeadLettersRequest, v1.DeadLettersResponse]
+	createToken   *connect.Client[v1.CreateTokenRequest, v1.CreateTokenResponse]
+	listTokens    *connect.Client[v1.ListTokensRequest, v1.ListTokensResponse]
+	revokeToken   *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
+	queueDepth    *connect.Client[v1.QueueDepthRequest, v1.QueueDepthResponse]
+	deadLetters   *connect.Client[v1.DeadLettersRequest, v1.DeadLettersResponse]
+	addWebhook    *connect.Client[v1.AddWebhookRequest, v1.AddWebhookResponse]
+	listWebhooks  *connect.Client[v1.ListWebhooksRequest, v1.ListWebhooksResponse]
+	removeWebhook *connect.Client[v1.RemoveWebhookRequest, v1.RemoveWebhookResponse]
+	testWebhook   *connect.Client[v1.TestWebhookRequest, v1.TestWebhookResponse]
+	listOutbox    *connect.Client[v1.ListOutboxRequest, v1.ListOutboxResponse]
+	replayOutbox  *connect.Client[v1.ReplayOutboxRequest, v1.ReplayOutboxResponse]
 }
 
 // CreateToken calls stint.v1.AdminService.CreateToken.
@@ -138,6 +208,36 @@ func (c *adminServiceClient) DeadLetters(ctx context.Context, req *connect.Reque
 	return c.deadLetters.CallUnary(ctx, req)
 }
 
+// AddWebhook calls stint.v1.AdminService.AddWebhook.
+func (c *adminServiceClient) AddWebhook(ctx context.Context, req *connect.Request[v1.AddWebhookRequest]) (*connect.Response[v1.AddWebhookResponse], error) {
+	return c.addWebhook.CallUnary(ctx, req)
+}
+
+// ListWebhooks calls stint.v1.AdminService.ListWebhooks.
+func (c *adminServiceClient) ListWebhooks(ctx context.Context, req *connect.Request[v1.ListWebhooksRequest]) (*connect.Response[v1.ListWebhooksResponse], error) {
+	return c.listWebhooks.CallUnary(ctx, req)
+}
+
+// RemoveWebhook calls stint.v1.AdminService.RemoveWebhook.
+func (c *adminServiceClient) RemoveWebhook(ctx context.Context, req *connect.Request[v1.RemoveWebhookRequest]) (*connect.Response[v1.RemoveWebhookResponse], error) {
+	return c.removeWebhook.CallUnary(ctx, req)
+}
+
+// TestWebhook calls stint.v1.AdminService.TestWebhook.
+func (c *adminServiceClient) TestWebhook(ctx context.Context, req *connect.Request[v1.TestWebhookRequest]) (*connect.Response[v1.TestWebhookResponse], error) {
+	return c.testWebhook.CallUnary(ctx, req)
+}
+
+// ListOutbox calls stint.v1.AdminService.ListOutbox.
+func (c *adminServiceClient) ListOutbox(ctx context.Context, req *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error) {
+	return c.listOutbox.CallUnary(ctx, req)
+}
+
+// ReplayOutbox calls stint.v1.AdminService.ReplayOutbox.
+func (c *adminServiceClient) ReplayOutbox(ctx context.Context, req *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error) {
+	return c.replayOutbox.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the stint.v1.AdminService service.
 type AdminServiceHandler interface {
 	// CreateToken makes a token for the caller's tenant; the secret is shown once.
@@ -148,6 +248,18 @@ type AdminServiceHandler interface {
 	QueueDepth(context.Context, *connect.Request[v1.QueueDepthRequest]) (*connect.Response[v1.QueueDepthResponse], error)
 	// DeadLetters counts the tenant's dead-lettered jobs by reason code.
 	DeadLetters(context.Context, *connect.Request[v1.DeadLettersRequest]) (*connect.Response[v1.DeadLettersResponse], error)
+	// AddWebhook subscribes a URL to the events that pass its filters.
+	AddWebhook(context.Context, *connect.Request[v1.AddWebhookRequest]) (*connect.Response[v1.AddWebhookResponse], error)
+	ListWebhooks(context.Context, *connect.Request[v1.ListWebhooksRequest]) (*connect.Response[v1.ListWebhooksResponse], error)
+	RemoveWebhook(context.Context, *connect.Request[v1.RemoveWebhookRequest]) (*connect.Response[v1.RemoveWebhookResponse], error)
+	// TestWebhook sends one signed test event from the server straight to the
+	// webhook (not through the outbox) and returns its HTTP status.
+	TestWebhook(context.Context, *connect.Request[v1.TestWebhookRequest]) (*connect.Response[v1.TestWebhookResponse], error)
+	// ListOutbox pages through outbox messages (the dead ones with
+	// OUTBOX_STATE_DEAD).
+	ListOutbox(context.Context, *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error)
+	// ReplayOutbox makes a dead message pending again, due now.
+	ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -187,6 +299,42 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("DeadLetters")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceAddWebhookHandler := connect.NewUnaryHandler(
+		AdminServiceAddWebhookProcedure,
+		svc.AddWebhook,
+		connect.WithSchema(adminServiceMethods.ByName("AddWebhook")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceListWebhooksHandler := connect.NewUnaryHandler(
+		AdminServiceListWebhooksProcedure,
+		svc.ListWebhooks,
+		connect.WithSchema(adminServiceMethods.ByName("ListWebhooks")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceRemoveWebhookHandler := connect.NewUnaryHandler(
+		AdminServiceRemoveWebhookProcedure,
+		svc.RemoveWebhook,
+		connect.WithSchema(adminServiceMethods.ByName("RemoveWebhook")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceTestWebhookHandler := connect.NewUnaryHandler(
+		AdminServiceTestWebhookProcedure,
+		svc.TestWebhook,
+		connect.WithSchema(adminServiceMethods.ByName("TestWebhook")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceListOutboxHandler := connect.NewUnaryHandler(
+		AdminServiceListOutboxProcedure,
+		svc.ListOutbox,
+		connect.WithSchema(adminServiceMethods.ByName("ListOutbox")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceReplayOutboxHandler := connect.NewUnaryHandler(
+		AdminServiceReplayOutboxProcedure,
+		svc.ReplayOutbox,
+		connect.WithSchema(adminServiceMethods.ByName("ReplayOutbox")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceCreateTokenProcedure:
@@ -199,6 +347,18 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceQueueDepthHandler.ServeHTTP(w, r)
 		case AdminServiceDeadLettersProcedure:
 			adminServiceDeadLettersHandler.ServeHTTP(w, r)
+		case AdminServiceAddWebhookProcedure:
+			adminServiceAddWebhookHandler.ServeHTTP(w, r)
+		case AdminServiceListWebhooksProcedure:
+			adminServiceListWebhooksHandler.ServeHTTP(w, r)
+		case AdminServiceRemoveWebhookProcedure:
+			adminServiceRemoveWebhookHandler.ServeHTTP(w, r)
+		case AdminServiceTestWebhookProcedure:
+			adminServiceTestWebhookHandler.ServeHTTP(w, r)
+		case AdminServiceListOutboxProcedure:
+			adminServiceListOutboxHandler.ServeHTTP(w, r)
+		case AdminServiceReplayOutboxProcedure:
+			adminServiceReplayOutboxHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -226,4 +386,28 @@ func (UnimplementedAdminServiceHandler) QueueDepth(context.Context, *connect.Req
 
 func (UnimplementedAdminServiceHandler) DeadLetters(context.Context, *connect.Request[v1.DeadLettersRequest]) (*connect.Response[v1.DeadLettersResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.DeadLetters is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) AddWebhook(context.Context, *connect.Request[v1.AddWebhookRequest]) (*connect.Response[v1.AddWebhookResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.AddWebhook is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListWebhooks(context.Context, *connect.Request[v1.ListWebhooksRequest]) (*connect.Response[v1.ListWebhooksResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ListWebhooks is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) RemoveWebhook(context.Context, *connect.Request[v1.RemoveWebhookRequest]) (*connect.Response[v1.RemoveWebhookResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.RemoveWebhook is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) TestWebhook(context.Context, *connect.Request[v1.TestWebhookRequest]) (*connect.Response[v1.TestWebhookResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.TestWebhook is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListOutbox(context.Context, *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ListOutbox is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ReplayOutbox is not implemented"))
 }

@@ -60,6 +60,9 @@ const (
 	WorkerServiceDeadLetterProcedure = "/stint.v1.WorkerService/DeadLetter"
 	// WorkerServiceNoticesProcedure is the fully-qualified name of the WorkerService's Notices RPC.
 	WorkerServiceNoticesProcedure = "/stint.v1.WorkerService/Notices"
+	// WorkerServiceAddRunJobsProcedure is the fully-qualified name of the WorkerService's AddRunJobs
+	// RPC.
+	WorkerServiceAddRunJobsProcedure = "/stint.v1.WorkerService/AddRunJobs"
 )
 
 // WorkerServiceClient is a client for the stint.v1.WorkerService service.
@@ -88,6 +91,11 @@ type WorkerServiceClient interface {
 	// worker that misses one still learns at its next claim or heartbeat. The
 	// first message is empty and says the stream is listening.
 	Notices(context.Context, *connect.Request[v1.NoticesRequest]) (*connect.ServerStreamForClient[v1.NoticesResponse], error)
+	// AddRunJobs adds jobs to the run of the owner's running job (a dynamic
+	// plan), fenced on its lease; the new jobs may depend on any job of the
+	// run, by name. Repeated by the same lease with the same job names (a
+	// retry after a lost reply) it returns the run again and adds nothing.
+	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the stint.v1.WorkerService service. By default, it
@@ -173,6 +181,12 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("Notices")),
 			connect.WithClientOptions(opts...),
 		),
+		addRunJobs: connect.NewClient[v1.AddRunJobsRequest, v1.AddRunJobsResponse](
+			httpClient,
+			baseURL+WorkerServiceAddRunJobsProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("AddRunJobs")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -190,6 +204,7 @@ type workerServiceClient struct {
 	release      *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
 	deadLetter   *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
 	notices      *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
+	addRunJobs   *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
 }
 
 // Claim calls stint.v1.WorkerService.Claim.
@@ -252,6 +267,11 @@ func (c *workerServiceClient) Notices(ctx context.Context, req *connect.Request[
 	return c.notices.CallServerStream(ctx, req)
 }
 
+// AddRunJobs calls stint.v1.WorkerService.AddRunJobs.
+func (c *workerServiceClient) AddRunJobs(ctx context.Context, req *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error) {
+	return c.addRunJobs.CallUnary(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the stint.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Claim leases up to limit queued jobs; with wait it long-polls until a job
@@ -278,6 +298,11 @@ type WorkerServiceHandler interface {
 	// worker that misses one still learns at its next claim or heartbeat. The
 	// first message is empty and says the stream is listening.
 	Notices(context.Context, *connect.Request[v1.NoticesRequest], *connect.ServerStream[v1.NoticesResponse]) error
+	// AddRunJobs adds jobs to the run of the owner's running job (a dynamic
+	// plan), fenced on its lease; the new jobs may depend on any job of the
+	// run, by name. Repeated by the same lease with the same job names (a
+	// retry after a lost reply) it returns the run again and adds nothing.
+	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -359,6 +384,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("Notices")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceAddRunJobsHandler := connect.NewUnaryHandler(
+		WorkerServiceAddRunJobsProcedure,
+		svc.AddRunJobs,
+		connect.WithSchema(workerServiceMethods.ByName("AddRunJobs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceClaimProcedure:
@@ -385,6 +416,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceDeadLetterHandler.ServeHTTP(w, r)
 		case WorkerServiceNoticesProcedure:
 			workerServiceNoticesHandler.ServeHTTP(w, r)
+		case WorkerServiceAddRunJobsProcedure:
+			workerServiceAddRunJobsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -440,4 +473,8 @@ func (UnimplementedWorkerServiceHandler) DeadLetter(context.Context, *connect.Re
 
 func (UnimplementedWorkerServiceHandler) Notices(context.Context, *connect.Request[v1.NoticesRequest], *connect.ServerStream[v1.NoticesResponse]) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.Notices is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.AddRunJobs is not implemented"))
 }
