@@ -22,6 +22,13 @@ type Driver struct {
 	pool *pgxpool.Pool
 	opts Options
 	log  *slog.Logger
+	// lw is the claims' low-water marks; the probe that corrects them runs
+	// from the first claim until Close (see lowwater_probe.go).
+	lw        *lowWater
+	probeOnce sync.Once
+	probeStop context.CancelFunc
+	probeCtx  context.Context
+	probeDone chan struct{}
 
 	closeOnce sync.Once
 }
@@ -83,7 +90,9 @@ func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &Driver{pool: pool, opts: opts, log: opts.Logger}, nil
+	d := &Driver{pool: pool, opts: opts, log: opts.Logger, lw: newLowWater(), probeDone: make(chan struct{})}
+	d.probeCtx, d.probeStop = context.WithCancel(context.Background())
+	return d, nil
 }
 
 // OpenStore opens a Driver and builds a Store on it.
@@ -102,9 +111,15 @@ func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
 // Schema returns the schema the driver works in.
 func (d *Driver) Schema() string { return d.opts.Schema }
 
-// Close closes the pool. It is safe to call more than once.
+// Close stops the low-water probe and closes the pool. It is safe to call
+// more than once.
 func (d *Driver) Close() error {
-	d.closeOnce.Do(d.pool.Close)
+	d.closeOnce.Do(func() {
+		d.probeStop()
+		d.probeOnce.Do(func() { close(d.probeDone) }) // never started
+		<-d.probeDone
+		d.pool.Close()
+	})
 	return nil
 }
 
@@ -164,7 +179,7 @@ func (d *Driver) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 // once asks the server what became of the transaction: success if it
 // committed, a retryable error if it rolled back, a *commitError if no
 // answer comes.
-func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) error {
+func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn func(store.Tx) error) (err error) {
 	pc, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -179,6 +194,16 @@ func (d *Driver) once(ctx context.Context, opts pgx.TxOptions, write bool, fn fu
 	}
 	defer release()
 	t := newTx(pc.Conn(), beginSQL(opts), d.opts, write)
+	t.lw = d.lw
+	defer func() {
+		// After COMMIT or ROLLBACK: what the transaction wrote is visible
+		// to the claims that begin from here on.
+		claimed := len(t.flights) > 0
+		t.finish(err == nil)
+		if claimed {
+			d.startProbe()
+		}
+	}()
 	if err := fn(t); err != nil {
 		t.rollback(ctx)
 		return err

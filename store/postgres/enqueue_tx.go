@@ -91,7 +91,8 @@ func (d *txDriver) savepoint(ctx context.Context, write bool, fn func(store.Tx) 
 	t := newTx(sp.Conn(), "", d.opts, write)
 	err = fn(t)
 	if err == nil {
-		err = t.send(ctx) // the writes still pending
+		t.flushNotices()
+		err = t.send(ctx) // the writes (and notifications) still pending
 	}
 	if err != nil {
 		_ = sp.Rollback(ctx)

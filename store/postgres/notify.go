@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +24,11 @@ const (
 )
 
 // Payload prefixes of a notification: a queue that gained claimable jobs,
-// or a job whose lease changed under its owner.
+// the same with the lowest claim key among them (markPrefix, see
+// markPayload), or a job whose lease changed under its owner.
 const (
 	queuePrefix = "q:"
+	markPrefix  = "k:"
 	jobPrefix   = "j:"
 )
 
@@ -36,28 +40,66 @@ func (t *tx) Notify(ctx context.Context, n store.Notice) error {
 	if !t.notify {
 		return nil
 	}
-	var fresh []string
 	for _, q := range n.Queues {
 		if !t.notified[q] {
 			if t.notified == nil {
 				t.notified = map[string]bool{}
 			}
 			t.notified[q] = true
-			fresh = append(fresh, queuePrefix+q)
+			t.noticeQueues = append(t.noticeQueues, q)
 		}
 	}
-	for _, id := range n.Jobs {
-		fresh = append(fresh, jobPrefix+id)
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	// Like the writes, it goes out with COMMIT; PostgreSQL delivers it
-	// only if the transaction commits.
-	t.pending.Queue(qNotify, t.channel, fresh).Fn = wrapErr(func(err error) error {
-		return fmt.Errorf("postgres: notify %v: %w", fresh, err)
-	})
+	t.noticeJobs = append(t.noticeJobs, n.Jobs...)
 	return nil
+}
+
+// flushNotices queues the transaction's notifications to go out with its
+// COMMIT; PostgreSQL delivers them only if it commits. A queue into which
+// the transaction wrote queued jobs gets a markPrefix notification, which
+// also lowers the low-water marks of every listening process, whether or
+// not Notify named it.
+func (t *tx) flushNotices() {
+	if !t.notify {
+		return
+	}
+	var payloads []string
+	for q, k := range t.lows {
+		payloads = append(payloads, markPayload(q, k))
+	}
+	slices.Sort(payloads)
+	for _, q := range t.noticeQueues {
+		if _, ok := t.lows[q]; !ok {
+			payloads = append(payloads, queuePrefix+q)
+		}
+	}
+	for _, id := range t.noticeJobs {
+		payloads = append(payloads, jobPrefix+id)
+	}
+	t.noticeQueues, t.noticeJobs = nil, nil
+	if len(payloads) == 0 {
+		return
+	}
+	t.pending.Queue(qNotify, t.channel, payloads).Fn = wrapErr(func(err error) error {
+		return fmt.Errorf("postgres: notify %v: %w", payloads, err)
+	})
+}
+
+// markPayload is the notification of queue with the key k:
+// "k:<priority>:<created_at in Unix microseconds>:<queue>".
+func markPayload(queue string, k claimKey) string {
+	return markPrefix + strconv.Itoa(k.priority) + ":" + strconv.FormatInt(k.at.UnixMicro(), 10) + ":" + queue
+}
+
+// parseMarkPayload reads what markPayload wrote (without its prefix).
+func parseMarkPayload(s string) (string, claimKey, bool) {
+	p, rest, ok1 := strings.Cut(s, ":")
+	at, queue, ok2 := strings.Cut(rest, ":")
+	pri, err1 := strconv.Atoi(p)
+	us, err2 := strconv.ParseInt(at, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return "", claimKey{}, false
+	}
+	return queue, claimKey{priority: pri, at: time.UnixMicro(us).UTC()}, true
 }
 
 // Listen delivers the queue names other processes (and this one) notify,
@@ -104,16 +146,43 @@ func (d *Driver) listenOnce(ctx context.Context, deliver func(store.Notice)) (co
 	if _, err := conn.Exec(ctx, listenSQL(d.opts.channel())); err != nil {
 		return false, err
 	}
+	// Notifications sent while no connection listened are lost, and with
+	// them the keys that lower the low-water marks: start from the heads.
+	d.lw.forget()
+	d.heard("listen")
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return true, err
 		}
-		switch {
-		case strings.HasPrefix(n.Payload, queuePrefix):
-			deliver(store.Notice{Queues: []string{strings.TrimPrefix(n.Payload, queuePrefix)}})
-		case strings.HasPrefix(n.Payload, jobPrefix):
-			deliver(store.Notice{Jobs: []string{strings.TrimPrefix(n.Payload, jobPrefix)}})
+		d.handle(ctx, n.Payload, deliver)
+		d.heard(n.Payload)
+	}
+}
+
+// handle acts on one notification's payload.
+func (d *Driver) handle(ctx context.Context, payload string, deliver func(store.Notice)) {
+	switch {
+	case strings.HasPrefix(payload, queuePrefix):
+		deliver(store.Notice{Queues: []string{strings.TrimPrefix(payload, queuePrefix)}})
+	case strings.HasPrefix(payload, markPrefix):
+		queue, k, ok := parseMarkPayload(strings.TrimPrefix(payload, markPrefix))
+		if !ok {
+			d.log.WarnContext(ctx, "postgres: unreadable notification; forgetting the claim marks", "payload", payload)
+			d.lw.forget()
+			return
 		}
+		// Lower before waking the claimers, so they seek below it.
+		d.lw.lower(queue, k, false)
+		deliver(store.Notice{Queues: []string{queue}})
+	case strings.HasPrefix(payload, jobPrefix):
+		deliver(store.Notice{Jobs: []string{strings.TrimPrefix(payload, jobPrefix)}})
+	}
+}
+
+// heard tells a test's hook what the listener did.
+func (d *Driver) heard(event string) {
+	if d.opts.onListen != nil {
+		d.opts.onListen(event)
 	}
 }

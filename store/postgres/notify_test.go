@@ -37,7 +37,19 @@ func nextNotification(t *testing.T, conn *pgx.Conn) string {
 	if err != nil {
 		t.Fatalf("waiting for a notification: %v", err)
 	}
-	return strings.TrimPrefix(n.Payload, "q:") // queue notices start with "q:"
+	return payloadQueue(n.Payload)
+}
+
+// payloadQueue is the queue a queue notice names: "q:<queue>", or
+// "k:<priority>:<created_at>:<queue>" when it carries the lowest claim key
+// of the jobs the transaction queued.
+func payloadQueue(p string) string {
+	if rest, ok := strings.CutPrefix(p, "k:"); ok {
+		if parts := strings.SplitN(rest, ":", 3); len(parts) == 3 {
+			return parts[2]
+		}
+	}
+	return strings.TrimPrefix(p, "q:")
 }
 
 // A commit sends one notification per queue that gained claimable jobs,

@@ -51,6 +51,11 @@ type Options struct {
 
 	// tracer, set by tests, sees every statement and batch sent.
 	tracer tracer
+	// noProbeLoop, set by tests, leaves the low-water probe to them.
+	noProbeLoop bool
+	// onListen, set by tests, hears "listen" when the listener has
+	// connected and each notification's payload once handled.
+	onListen func(event string)
 }
 
 // tracer is what tests hook into a driver's connections to count round trips.

@@ -49,20 +49,42 @@ LIMIT 1`
 	// the queues instead. With several queues it may lock up to $3 jobs per
 	// queue for the transaction while returning $3 in all; other claimers
 	// skip those few until it ends.
+	//
+	// Each queue's walk starts at its low-water mark ($5, $6, $7: -priority,
+	// created_at and id, see lowwater.go), an index seek of one row
+	// comparison, rather than at the head of the queue, where jobs claimed
+	// while a long transaction holds the xmin horizon leave entries that
+	// are dead to every claimer but cannot be removed. A queue without a
+	// mark gets one below every job (-priority is at least -1000).
 	qJobClaimable = `
 SELECT ` + jobSelect + `
-FROM (SELECT DISTINCT unnest($1::text[]) AS queue) AS q
+FROM unnest($1::text[], $5::int[], $6::timestamptz[], $7::text[]) AS q(queue, mark_priority, mark_at, mark_id)
 CROSS JOIN LATERAL (
     SELECT * FROM jobs
     WHERE state = 'queued' AND jobs.queue = q.queue
+      AND (-jobs.priority, jobs.created_at, jobs.id) >= (q.mark_priority, q.mark_at, q.mark_id)
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
       AND ($4::text[] IS NULL OR cardinality($4::text[]) = 0 OR topic ~ ANY($4::text[]))
-    ORDER BY priority DESC, created_at, id
+    ORDER BY -jobs.priority, jobs.created_at, jobs.id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 ) AS j
 ORDER BY j.priority DESC, j.created_at, j.id
 LIMIT $3`
+
+	// qLowWaterProbe reads the first queued job of each queue in $1, in
+	// claim order, without locking: the safety net of the low-water marks
+	// (lowwater_probe.go). It walks what the claims skip, so it runs
+	// seldom.
+	qLowWaterProbe = `
+SELECT q.queue, j.priority, j.created_at
+FROM unnest($1::text[]) AS q(queue)
+CROSS JOIN LATERAL (
+    SELECT priority, created_at FROM jobs
+    WHERE state = 'queued' AND jobs.queue = q.queue
+    ORDER BY -jobs.priority, jobs.created_at, jobs.id
+    LIMIT 1
+) AS j`
 
 	// qClaimPlan steers the claim to the claim index for the transaction:
 	// without fresh statistics (right after a bulk enqueue, before

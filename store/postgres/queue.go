@@ -37,7 +37,7 @@ const (
     WHERE j.state = 'queued' AND j.queue = $1 AND j.tenant = $4
       AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR j.kind = ANY($2::text[]))
       AND ($5::text[] IS NULL OR cardinality($5::text[]) = 0 OR j.topic ~ ANY($5::text[]))
-    ORDER BY j.priority DESC, j.created_at, j.id
+    ORDER BY -j.priority, j.created_at, j.id -- the claim index's order
     LIMIT $3
     FOR UPDATE SKIP LOCKED`
 	qWorkerList = `SELECT id, queues, kinds, seen_at FROM workers WHERE seen_at >= $1 ORDER BY id`

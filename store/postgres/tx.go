@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +39,16 @@ type tx struct {
 	pending  pgx.Batch // writes not yet sent
 	now      time.Time // the transaction's clock, once read
 	notified map[string]bool
+	// noticeQueues and noticeJobs are what Notify asked to notify; the
+	// notifications go out with COMMIT (see flushNotices).
+	noticeQueues []string
+	noticeJobs   []string
+	// lw is the driver's low-water marks (nil in a caller's transaction);
+	// flights are the claims of this transaction, and lows the lowest key
+	// per queue of the jobs it wrote into state queued.
+	lw      *lowWater
+	flights []*flight
+	lows    map[string]claimKey
 	// xid is the transaction's id once it has one, for learning the
 	// outcome of a broken COMMIT.
 	xid int64
@@ -126,6 +138,9 @@ func (t *tx) Now(ctx context.Context) (time.Time, error) {
 }
 
 func (t *tx) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
+	for i := range jobs {
+		t.noteQueued(&jobs[i])
+	}
 	if len(jobs) >= copyMinJobs {
 		return t.copyJobs(ctx, jobs)
 	}
@@ -192,7 +207,79 @@ func (t *tx) JobClaimable(ctx context.Context, q store.ClaimQuery) ([]lifecycle.
 	// 0.2 ms for the ordered walk of the claim index. Rule those plans out for
 	// this transaction only; the setting rides in the claim's batch.
 	t.pending.Queue(qClaimPlan).Exec(func(pgconn.CommandTag) error { return nil })
-	return t.jobs(ctx, qJobClaimable, q.Queues, q.Kinds, q.Limit, topicRegexps(q.Topics))
+	queues := make([]string, 0, len(q.Queues))
+	for _, name := range q.Queues {
+		if !slices.Contains(queues, name) {
+			queues = append(queues, name)
+		}
+	}
+	// Each queue's walk starts at its low-water mark, or below every job.
+	markPriority := make([]int32, len(queues))
+	markAt := make([]time.Time, len(queues))
+	markID := make([]string, len(queues))
+	var flights map[string]*flight
+	filter := filterKey(q.Kinds, q.Topics)
+	for i, name := range queues {
+		markPriority[i], markAt[i] = math.MinInt32, time.Unix(0, 0).UTC()
+		if t.lw == nil {
+			continue
+		}
+		f, k, ok := t.lw.begin(name, filter)
+		t.flights = append(t.flights, f)
+		if flights == nil {
+			flights = map[string]*flight{}
+		}
+		flights[name] = f
+		if ok {
+			markPriority[i], markAt[i], markID[i] = int32(-k.priority), k.at, k.id
+		}
+	}
+	jobs, err := t.jobs(ctx, qJobClaimable, queues, q.Kinds, q.Limit, topicRegexps(q.Topics), markPriority, markAt, markID)
+	if err != nil {
+		return nil, err
+	}
+	// The rows come in claim order: the first of each queue is its lowest.
+	for _, j := range jobs {
+		if f := flights[j.Queue]; f != nil && !f.got {
+			f.first, f.got = claimKey{priority: j.Priority, at: j.CreatedAt, id: j.ID}, true
+		}
+	}
+	return jobs, nil
+}
+
+// noteQueued remembers the key of a job written into state queued, to
+// lower its queue's marks when the transaction ends and to send in its
+// queue's notification.
+func (t *tx) noteQueued(j *lifecycle.Job) {
+	if j.State != lifecycle.Queued {
+		return
+	}
+	k := lowKey(j)
+	if old, ok := t.lows[j.Queue]; ok && !k.less(old) {
+		return
+	}
+	if t.lows == nil {
+		t.lows = map[string]claimKey{}
+	}
+	t.lows[j.Queue] = k
+}
+
+// finish tells the low-water marks how the transaction ended: the jobs it
+// wrote into state queued lower their queues' marks (before its own claims
+// end, which they may lie below), and its claims advance the marks if it
+// committed. It runs after COMMIT (or ROLLBACK) returned, so that a claim
+// that begins after it sees what the transaction wrote.
+func (t *tx) finish(committed bool) {
+	if t.lw == nil {
+		return
+	}
+	for queue, k := range t.lows {
+		t.lw.lower(queue, k, false)
+	}
+	for _, f := range t.flights {
+		t.lw.end(f, committed)
+	}
+	t.flights, t.lows = nil, nil
 }
 
 func (t *tx) JobDue(ctx context.Context, q store.DueQuery) ([]lifecycle.Job, error) {
@@ -231,6 +318,7 @@ func (t *tx) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
 	prev := make([]int64, len(updates))
 	for i, u := range updates {
 		jobs[i], prev[i] = u.Job, u.PrevRev
+		t.noteQueued(&jobs[i])
 	}
 	t.pending.Queue(qJobUpdate, jobUpdateArgs(jobs, prev)...).Fn = func(br pgx.BatchResults) error {
 		_, err := br.Exec()
@@ -317,6 +405,7 @@ func (e *commitStageError) Unwrap() error { return e.err }
 // batch gave it one (nothing was locked), one more round trip sends the
 // writes and reads it first.
 func (t *tx) commit(ctx context.Context) error {
+	t.flushNotices()
 	if t.begin != "" && len(t.pending.QueuedQueries) == 0 {
 		return nil // nothing was ever sent
 	}
