@@ -4,8 +4,9 @@
 //
 //   - PostgreSQL: the oldest open transaction and its xmin age, replication
 //     slots that hold the horizon or retain WAL, dead tuples of each stint
-//     table, autovacuum lag, missing future partitions of job_events and
-//     rows in its DEFAULT partition, and a schema older than the binary;
+//     table, autovacuum lag, missing future partitions of the history tables
+//     (job_events, run_events, outbox) and rows in their DEFAULT partitions,
+//     and a schema older than the binary;
 //   - SQLite: checkpoints starved by a long reader, the WAL file's size, and
 //     a schema older than the binary.
 //

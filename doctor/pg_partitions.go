@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// historyTable is the table whose partitions the maintenance service
-// creates ahead of time.
-const historyTable = "job_events"
+// historyTables are the tables whose partitions the maintenance service
+// creates ahead of time: the job and run event logs and the outbox (whose
+// partitions came with migration 0007; an older schema lacks them).
+var historyTables = []string{"job_events", "run_events", "outbox"}
 
 // qPartitions lists a partitioned table's partitions with their bounds, as
 // pg_get_expr prints them: "FOR VALUES FROM ('…') TO ('…')" or "DEFAULT".
@@ -32,31 +34,55 @@ type partition struct {
 }
 
 // checkPartitions reports a history table without a partition for now or
-// for what comes next, and rows in its DEFAULT partition.
+// for what comes next, and rows in its DEFAULT partition: one check of each
+// kind over every history table.
 func (d *pgDoctor) checkPartitions(ctx context.Context) error {
+	var summaries, defSummaries []string
+	var findings, defFindings []Finding
+	for _, table := range historyTables {
+		summary, f, def, err := d.tablePartitions(ctx, table)
+		if err != nil {
+			return err
+		}
+		summaries, findings = append(summaries, summary), append(findings, f...)
+		if def == nil {
+			continue
+		}
+		defSummaries, defFindings = append(defSummaries, def.summary), append(defFindings, def.findings...)
+	}
+	d.rep.check(CheckPartitions, strings.Join(summaries, "; "), findings...)
+	if len(defSummaries) == 0 {
+		d.rep.check(CheckDefaultPartition, "skipped: no partitioned history table")
+		return nil
+	}
+	d.rep.check(CheckDefaultPartition, strings.Join(defSummaries, "; "), defFindings...)
+	return nil
+}
+
+// tablePartitions reads one history table's partitions; def is nil unless
+// the table is partitioned.
+func (d *pgDoctor) tablePartitions(ctx context.Context, table string) (summary string, findings []Finding, def *checked, err error) {
 	var oid uint32
 	var kind string
-	err := d.conn.QueryRow(ctx, "SELECT c.oid, c.relkind::text FROM pg_class c WHERE c.oid = to_regclass($1)", d.qualified(historyTable)).Scan(&oid, &kind)
+	err = d.conn.QueryRow(ctx, "SELECT c.oid, c.relkind::text FROM pg_class c WHERE c.oid = to_regclass($1)", d.qualified(table)).Scan(&oid, &kind)
 	if errors.Is(err, pgx.ErrNoRows) {
-		d.rep.check(CheckPartitions, "skipped: no "+historyTable+" table")
-		return nil
+		return "no " + table + " table", nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	if kind != "p" {
-		d.rep.check(CheckPartitions, historyTable+" is not partitioned yet: this schema keeps history in one table, and retention deletes its rows")
-		return nil
+		return table + " is not partitioned yet: this schema keeps it in one table, and retention deletes its rows (stint migrate partitions it)", nil, nil, nil
 	}
 	rows, err := d.conn.Query(ctx, qPartitions, oid)
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	var parts []partition
-	var def, name, bound string
+	var defName, name, bound string
 	_, err = pgx.ForEachRow(rows, []any{&name, &bound}, func() error {
 		if bound == "DEFAULT" {
-			def = name
+			defName = name
 			return nil
 		}
 		m := rangeBound.FindStringSubmatch(bound)
@@ -72,15 +98,22 @@ func (d *pgDoctor) checkPartitions(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
-	d.partitionsAhead(parts)
-	return d.defaultRows(ctx, def)
+	summary, findings = d.partitionsAhead(table, parts)
+	def, err = d.defaultRows(ctx, table, defName)
+	return summary, findings, def, err
+}
+
+// checked is what one table contributes to a check.
+type checked struct {
+	summary  string
+	findings []Finding
 }
 
 // partitionsAhead wants a partition that takes rows now and
 // opts.PartitionsAhead more beyond it.
-func (d *pgDoctor) partitionsAhead(parts []partition) {
+func (d *pgDoctor) partitionsAhead(historyTable string, parts []partition) (string, []Finding) {
 	var current *partition
 	ahead := 0
 	var last time.Time
@@ -114,38 +147,35 @@ func (d *pgDoctor) partitionsAhead(parts []partition) {
 				historyTable, ahead, d.opts.PartitionsAhead),
 			Fix: fix})
 	}
-	d.rep.check(CheckPartitions, summary, findings...)
+	return summary, findings
 }
 
 // defaultRows reports rows in the DEFAULT partition: they were written where
 // no partition covered their time, and a partition overlapping them cannot
 // be created until they move.
-func (d *pgDoctor) defaultRows(ctx context.Context, def string) error {
+func (d *pgDoctor) defaultRows(ctx context.Context, historyTable, def string) (*checked, error) {
 	if def == "" {
-		d.rep.check(CheckDefaultPartition, "no DEFAULT partition")
-		return nil
+		return &checked{summary: "no DEFAULT partition of " + historyTable}, nil
 	}
 	const limit = 1_000_000 // counting more would only make doctor slow
 	var n int64
 	q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) t", d.qualified(def), limit)
 	if err := d.conn.QueryRow(ctx, q).Scan(&n); err != nil {
-		return err
+		return nil, err
 	}
 	if n == 0 {
-		d.rep.check(CheckDefaultPartition, "the DEFAULT partition "+def+" is empty")
-		return nil
+		return &checked{summary: "the DEFAULT partition " + def + " is empty"}, nil
 	}
 	count := fmt.Sprint(n)
 	if n == limit {
 		count = fmt.Sprintf("at least %d", n)
 	}
-	d.rep.check(CheckDefaultPartition, count+" rows in the DEFAULT partition "+def, Finding{Subject: def,
+	return &checked{summary: count + " rows in the DEFAULT partition " + def, findings: []Finding{{Subject: def,
 		Problem: fmt.Sprintf("%s rows of %s are in the DEFAULT partition %s: no partition covered their time when they were written, "+
 			"retention cannot drop them with a partition, and a partition overlapping them cannot be created", count, historyTable, def),
 		Fix: "let maintenance create the partitions ahead first (see the partitions check); then, in one transaction, detach " + def +
 			", create the partitions covering its rows, INSERT INTO " + d.qualified(historyTable) + " SELECT * FROM the detached table, " +
-			"empty it and attach it again as the DEFAULT"})
-	return nil
+			"empty it and attach it again as the DEFAULT"}}}, nil
 }
 
 // parseBound reads a timestamptz bound as PostgreSQL prints it in UTC.
