@@ -200,22 +200,5 @@ WITH doomed AS (
 SELECT (SELECT count(*) FROM gone),
        (SELECT count(*) FROM job_events e JOIN gone g ON e.job_id = g.id AND e.at >= g.created_at)`
 
-	// qEventPartitions lists the partitions of job_events: name, whether
-	// it is the default, and the end of its range.
-	qEventPartitions = `
-SELECT c.relname, b.bound = 'DEFAULT',
-       substring(b.bound FROM 'TO \(''([^'']+)''\)')::timestamptz
-FROM pg_inherits i
-JOIN pg_class c ON c.oid = i.inhrelid
-CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS bound) AS b
-WHERE i.inhparent = 'job_events'::regclass
-ORDER BY 3 NULLS LAST`
-
-	// qPartitionExists tells whether partition $1 exists, and whether the
-	// default partition holds events of its range [$2, $3).
-	qPartitionExists = `
-SELECT to_regclass(quote_ident($1)) IS NOT NULL,
-       EXISTS (SELECT 1 FROM job_events_default WHERE at >= $2 AND at < $3)`
-
 	qSetLockTimeout = `SELECT set_config('lock_timeout', $1, true)`
 )
