@@ -71,6 +71,7 @@ func (a *app) benchCmd() *cobra.Command {
 	f.BoolVar(&o.viaAPI, "via-api", false, "serve the fresh database on a loopback API server and run producers and pool through it, to measure the cost of the network")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
 	cmd.AddCommand(a.benchSoakCmd())
+	cmd.AddCommand(a.benchHistoryCmd())
 	return cmd
 }
 

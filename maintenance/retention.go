@@ -61,10 +61,15 @@ func (c RetentionConfig) validate() error { return validateCommon("retention", c
 // they are older than Retention, and heartbeat events older than
 // HeartbeatRetention. `stint verify` stays clean: whole jobs go at once, and
 // replay tolerates the gaps pruned heartbeats leave.
+//
+// Where the store keeps history in time partitions (PostgreSQL), every pass
+// first makes the coming partitions (store.EnsurePartitions), also when
+// both retentions are negative and nothing is ever deleted.
 type Retention struct {
 	l     *loop
 	store store.Store
 	cfg   RetentionConfig
+	now   nowFunc
 }
 
 // NewRetention returns a retention service over s; cfg may be nil for the defaults.
@@ -77,7 +82,7 @@ func NewRetention(s store.Store, cfg *RetentionConfig) (*Retention, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	r := &Retention{store: s, cfg: c}
+	r := &Retention{store: s, cfg: c, now: storeNow}
 	r.l = newLoop("retention", c.Interval, c.Clock, c.Logger, r.pass)
 	return r, nil
 }
@@ -95,6 +100,11 @@ func (r *Retention) cutoffs(now time.Time) store.RetainParams {
 }
 
 func (r *Retention) pass(ctx context.Context) (int, error) {
+	// A failure to make partitions is logged, not fatal to the pass: rows
+	// of a period without its partition land in the default one.
+	if err := store.EnsurePartitions(ctx, r.store, r.now()); err != nil && ctx.Err() == nil {
+		r.l.logger.Error("retention: could not make the coming history partitions; retrying at the next pass", "error", err)
+	}
 	p := r.cutoffs(r.cfg.Clock.Now())
 	if p.FinishedBefore.IsZero() && p.HeartbeatsBefore.IsZero() {
 		return 0, nil

@@ -39,31 +39,32 @@ func (t *tx) LeaderResign(ctx context.Context, name, id string) error {
 
 // JobDeleteFinished deletes up to limit jobs finished before before and
 // counts their events, which leave the API with them (events are read
-// joined to their job) and leave the disk with their partition: see
-// dropEventPartitions, which it calls last. The count of events is of those
-// that became unreachable.
+// joined to their job) and leave the disk with their partition: once a call
+// finds fewer than limit jobs left to delete, it drops the job_events
+// partitions nothing live holds any more (see dropPartitions). The count of
+// events is of those that became unreachable. Partitions are made ahead by
+// EnsurePartitions, which the retention service calls on every pass.
 func (t *tx) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int, int, error) {
 	var jobs, events int64
 	if err := t.queryRow(ctx, qJobDeleteFinished, []any{before, limit}, &jobs, &events); err != nil {
 		return 0, 0, fmt.Errorf("postgres: delete finished jobs: %w", err)
 	}
-	if err := t.ensurePartitions(ctx, time.Time{}, t.partition); err != nil {
-		return 0, 0, err
-	}
-	if err := t.dropEventPartitions(ctx, before); err != nil {
-		return 0, 0, err
+	if int(jobs) < limit {
+		if _, err := t.dropPartitions(ctx, history("job_events"), before); err != nil {
+			return 0, 0, err
+		}
 	}
 	return int(jobs), int(events), nil
 }
 
 // EventPruneHeartbeats deletes nothing on PostgreSQL: history leaves only
-// by whole partitions (see dropEventPartitions), never by row DELETEs, which
-// would leave dead rows for vacuum in the busiest table. It makes sure the
-// coming partitions exist, since the retention pass calls it.
+// by whole partitions (see dropPartitions), never by row DELETEs, which
+// would leave dead rows for vacuum in the busiest table.
 func (t *tx) EventPruneHeartbeats(ctx context.Context, before time.Time, limit int) (int, error) {
-	return 0, t.ensurePartitions(ctx, time.Time{}, t.partition)
+	return 0, nil
 }
 
-// PartitionedHistory reports that job_events is partitioned by time: retention
-// drops whole partitions, never rows (see store.PrunesHeartbeats).
+// PartitionedHistory reports that the history (job_events, run_events,
+// outbox) is partitioned by time: retention drops whole partitions, never
+// rows (see store.PrunesHeartbeats).
 func (d *Driver) PartitionedHistory() bool { return true }

@@ -7,15 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// qOutboxPrune deletes finished messages (delivered, or dead-lettered) that
-// ended before $1: delivered_at, or for a dead one its last attempt's time.
-const qOutboxPrune = `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox
-    WHERE state IN ('delivered', 'dead') AND COALESCE(delivered_at, next_attempt_at) < $1 ORDER BY id LIMIT $2)`
-
-// OutboxDeleteFinished implements store.OutboxRetainTx.
+// OutboxDeleteFinished implements store.OutboxRetainTx without deleting a
+// row: the outbox is partitioned by created_at, and it drops the partitions
+// that ended before before and hold no pending message nor one that ended
+// (delivered or dead-lettered) after it (see dropPartitions). It returns
+// how many messages went with them. limit does not apply: a partition goes
+// whole or not at all.
 func (t *tx) OutboxDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error) {
-	n, err := t.runExec(ctx, qOutboxPrune, before, limit)
-	return int(n), err
+	return t.dropPartitions(ctx, history("outbox"), before)
 }
 
 // qRunsFinished selects finished runs ended before $1 whose jobs are all gone
@@ -26,18 +25,29 @@ const qRunsFinished = `SELECT r.id FROM runs r
       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.aggregate = 'run' AND o.aggregate_id = r.id AND o.state = 'pending')
     ORDER BY r.id LIMIT $2 FOR UPDATE OF r`
 
-// RunDeleteFinished implements store.OutboxRetainTx.
+// RunDeleteFinished implements store.OutboxRetainTx: it deletes the runs'
+// rows and their run_jobs, and leaves their events to go with their
+// partition. Once a call finds fewer than limit runs left, it drops the
+// run_events partitions that no remaining run has an event in (see
+// dropPartitions); events are read only for a run that exists, and only
+// those since it was created, so a deleted run's are unreachable at once.
 func (t *tx) RunDeleteFinished(ctx context.Context, before time.Time, limit int) (int, error) {
 	ids, err := rows(ctx, t, qRunsFinished, []any{before, limit}, pgx.RowTo[string])
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	for _, q := range []string{
-		`DELETE FROM run_events WHERE run_id = ANY($1)`,
-		`DELETE FROM run_jobs WHERE run_id = ANY($1)`,
-		`DELETE FROM runs WHERE id = ANY($1)`,
-	} {
-		if _, err := t.runExec(ctx, q, ids); err != nil {
+	if len(ids) > 0 {
+		for _, q := range []string{
+			`DELETE FROM run_jobs WHERE run_id = ANY($1)`,
+			`DELETE FROM runs WHERE id = ANY($1)`,
+		} {
+			if _, err := t.runExec(ctx, q, ids); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(ids) < limit {
+		if _, err := t.dropPartitions(ctx, history("run_events"), before); err != nil {
 			return 0, err
 		}
 	}

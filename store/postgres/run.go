@@ -28,8 +28,12 @@ const (
 
 	runEventColumns = `run_id, rev, type, op, from_state, to_state, at, actor, actor_id, job_id, reason_code, reason, details`
 	qRunEventInsert = `INSERT INTO run_events (` + runEventColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
-	qRunEventList   = `SELECT id, ` + runEventColumns + ` FROM run_events WHERE run_id = $1 ORDER BY rev`
-	qRunJobInsert   = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES ($1, $2, $3, $4, $5, $6)`
+	// Only the events since the run was created: a deleted run's events
+	// stay until their partition goes (partitions.go), and its id may be
+	// taken again.
+	qRunEventList = `SELECT id, ` + runEventColumns + ` FROM run_events
+    WHERE run_id = $1 AND at >= (SELECT created_at FROM runs WHERE id = $1) ORDER BY rev`
+	qRunJobInsert = `INSERT INTO run_jobs (run_id, name, job_id, allow_failure, needs_success, planner) VALUES ($1, $2, $3, $4, $5, $6)`
 	// Read without locks: the run's row lock serializes the transactions
 	// that settle the run (runsettle.go in package store).
 	qRunJobList = `SELECT r.run_id, r.name, r.job_id, r.allow_failure, r.needs_success, r.planner, j.state, j.depends_on
@@ -52,9 +56,11 @@ const (
         AND (c.aggregate <> 'job' OR cardinality(w.kinds) = 0 OR c.kind = ANY(w.kinds))
         AND (cardinality(w.runs) = 0 OR c.run_id = ANY(w.runs))
     ORDER BY c.ord, w.id`
-	qOutboxUpdate = `UPDATE outbox SET state = $1, attempts = $2, next_attempt_at = $3, last_error = $4, delivered_at = $5 WHERE id = $6`
-	qOutboxGet    = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = $1 FOR UPDATE`
-	qOutboxList   = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE ($1 = '' OR state = $1) AND id > $2 ORDER BY id LIMIT $3`
+	// created_at, the partition key, lets the update visit one partition.
+	qOutboxUpdate = `UPDATE outbox SET state = $1, attempts = $2, next_attempt_at = $3, last_error = $4, delivered_at = $5
+    WHERE id = $6 AND created_at = $7`
+	qOutboxGet  = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE id = $1 FOR UPDATE`
+	qOutboxList = `SELECT id, ` + outboxColumns + ` FROM outbox WHERE ($1 = '' OR state = $1) AND id > $2 ORDER BY id LIMIT $3`
 	// A head is the oldest pending message of its (webhook, aggregate); the
 	// rows other deliverers hold are skipped, and a claimed head is not due
 	// until its claimer's lease ends, so order per aggregate holds on many nodes.
@@ -247,7 +253,7 @@ func (t *tx) OutboxHeads(ctx context.Context, now time.Time, limit int) ([]store
 
 func (t *tx) OutboxUpdate(ctx context.Context, ms []store.OutboxMessage) error {
 	for _, m := range ms {
-		if _, err := t.runExec(ctx, qOutboxUpdate, string(m.State), m.Attempts, m.NextAttemptAt, m.LastError, m.DeliveredAt, m.ID); err != nil {
+		if _, err := t.runExec(ctx, qOutboxUpdate, string(m.State), m.Attempts, m.NextAttemptAt, m.LastError, m.DeliveredAt, m.ID, m.CreatedAt); err != nil {
 			return err
 		}
 	}

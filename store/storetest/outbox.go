@@ -256,6 +256,15 @@ func outboxRetained(h *runHarness) {
 	h.delivered(recent[0])
 	res, err := h.s.JobRetain(h.ctx, &store.RetainParams{FinishedBefore: cutoff})
 	h.ok("retain", err)
+	if store.HistoryPartitioned(h.s) {
+		// The outbox goes by whole partitions of created_at, and these four
+		// share one with a pending message: none goes (the drops are tested
+		// with the driver, store/postgres/partitions_test.go).
+		if ms := h.outbox(""); res.Outbox != 0 || len(ms) != 4 {
+			h.t.Errorf("retention deleted %d outbox messages and left %d; want none deleted from a partition holding a pending one", res.Outbox, len(ms))
+		}
+		return
+	}
 	if res.Outbox != 2 {
 		h.t.Errorf("retention deleted %d outbox messages, want the old delivered and dead ones", res.Outbox)
 	}
