@@ -14,12 +14,6 @@ import (
 // jobs serves JobService: producers and operators, within their tenant.
 type jobs struct{ *service }
 
-// Page sizes of ListJobs.
-const (
-	defaultPageSize = 100
-	maxPageSize     = 1000
-)
-
 func (h *jobs) enqueue(ctx context.Context, specs []*stintv1.Spec, requestID string) ([]*stintv1.EnqueueResponse, error) {
 	p := principalOf(ctx)
 	if len(specs) == 0 || len(specs) > MaxBatch {
@@ -83,12 +77,9 @@ func (h *jobs) GetJob(ctx context.Context, req *connect.Request[stintv1.GetJobRe
 // page token is the last id looked at, so the next page goes on from there.
 func (h *jobs) ListJobs(ctx context.Context, req *connect.Request[stintv1.ListJobsRequest]) (*connect.Response[stintv1.ListJobsResponse], error) {
 	p, m := principalOf(ctx), req.Msg
-	size := int(m.PageSize)
-	switch {
-	case size == 0:
-		size = defaultPageSize
-	case size < 0 || size > maxPageSize:
-		return nil, invalid("page_size %d: expected 1 to %d", size, maxPageSize)
+	size, err := pageSize(m.PageSize)
+	if err != nil {
+		return nil, err
 	}
 	if err := queueName("queue", m.Queue); err != nil {
 		return nil, err
@@ -106,29 +97,19 @@ func (h *jobs) ListJobs(ctx context.Context, req *connect.Request[stintv1.ListJo
 		}
 		q.States = append(q.States, st)
 	}
-	out := &stintv1.ListJobsResponse{}
-	for range 10 {
-		page, err := h.s.JobList(ctx, &q)
-		if err != nil {
-			return nil, toConnect(err)
-		}
-		for _, j := range page {
-			q.AfterID = j.ID
-			if p.tenant.owns(j) {
-				out.Jobs = append(out.Jobs, jobToProto(p.tenant, j))
-				if len(out.Jobs) == size {
-					break
-				}
-			}
-		}
-		if len(page) < q.Limit {
-			return connect.NewResponse(out), nil // the store has no more
-		}
-		if len(out.Jobs) == size {
-			break
-		}
+	jobs, done, err := ownedPage(size, &q.AfterID,
+		func(after string) ([]lifecycle.Job, error) { q.AfterID = after; return h.s.JobList(ctx, &q) },
+		func(j lifecycle.Job) string { return j.ID }, p.tenant.owns)
+	if err != nil {
+		return nil, toConnect(err)
 	}
-	out.NextPageToken = q.AfterID
+	out := &stintv1.ListJobsResponse{}
+	for _, j := range jobs {
+		out.Jobs = append(out.Jobs, jobToProto(p.tenant, j))
+	}
+	if !done {
+		out.NextPageToken = q.AfterID
+	}
 	return connect.NewResponse(out), nil
 }
 

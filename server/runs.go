@@ -82,12 +82,9 @@ func (h *runs) GetRun(ctx context.Context, req *connect.Request[stintv1.GetRunRe
 // up to ten store pages as ListJobs does.
 func (h *runs) ListRuns(ctx context.Context, req *connect.Request[stintv1.ListRunsRequest]) (*connect.Response[stintv1.ListRunsResponse], error) {
 	p, m := principalOf(ctx), req.Msg
-	size := int(m.PageSize)
-	switch {
-	case size == 0:
-		size = defaultPageSize
-	case size < 0 || size > maxPageSize:
-		return nil, invalid("page_size %d: expected 1 to %d", size, maxPageSize)
+	size, err := pageSize(m.PageSize)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkText("page_token", m.PageToken, MaxNameBytes); err != nil {
 		return nil, err
@@ -100,29 +97,19 @@ func (h *runs) ListRuns(ctx context.Context, req *connect.Request[stintv1.ListRu
 		}
 		q.States = append(q.States, st)
 	}
-	out := &stintv1.ListRunsResponse{}
-	for range 10 {
-		page, err := h.s.RunList(ctx, &q)
-		if err != nil {
-			return nil, toConnect(err)
-		}
-		for _, r := range page {
-			q.AfterID = r.ID
-			if p.tenant.ownsRun(r) {
-				out.Runs = append(out.Runs, runToProto(r))
-				if len(out.Runs) == size {
-					break
-				}
-			}
-		}
-		if len(page) < q.Limit {
-			return connect.NewResponse(out), nil // the store has no more
-		}
-		if len(out.Runs) == size {
-			break
-		}
+	runs, done, err := ownedPage(size, &q.AfterID,
+		func(after string) ([]lifecycle.Run, error) { q.AfterID = after; return h.s.RunList(ctx, &q) },
+		func(r lifecycle.Run) string { return r.ID }, p.tenant.ownsRun)
+	if err != nil {
+		return nil, toConnect(err)
 	}
-	out.NextPageToken = q.AfterID
+	out := &stintv1.ListRunsResponse{}
+	for _, r := range runs {
+		out.Runs = append(out.Runs, runToProto(r))
+	}
+	if !done {
+		out.NextPageToken = q.AfterID
+	}
 	return connect.NewResponse(out), nil
 }
 

@@ -146,12 +146,9 @@ func (h *admin) ListOutbox(ctx context.Context, req *connect.Request[stintv1.Lis
 		return nil, err
 	}
 	m := req.Msg
-	size := int(m.PageSize)
-	switch {
-	case size == 0:
-		size = defaultPageSize
-	case size < 0 || size > maxPageSize:
-		return nil, invalid("page_size %d: expected 1 to %d", size, maxPageSize)
+	size, err := pageSize(m.PageSize)
+	if err != nil {
+		return nil, err
 	}
 	if m.AfterId < 0 {
 		return nil, invalid("after_id %d is negative", m.AfterId)
