@@ -35,9 +35,10 @@ func (a *app) runsCreateCmd() *cobra.Command {
 	var file string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "create --file plan.json",
-		Short: "Create a run from a JSON plan",
-		Long: "create reads a plan (- for stdin):\n\n" +
+		Use:   "create --file plan.json|plan.yaml",
+		Short: "Create a run from a JSON or YAML plan",
+		Long: "create reads a plan, JSON or (.yaml/.yml, or stdin not starting with {) YAML\n" +
+			"with the same fields (- for stdin):\n\n" +
 			`  {"name": "ci", "on_failure": "cancel", "timeout": "30m", "jobs": [` + "\n" +
 			`    {"name": "build", "kind": "build", "queue": "ci"},` + "\n" +
 			`    {"name": "test", "kind": "test", "depends_on": ["build"]},` + "\n" +
@@ -80,7 +81,7 @@ func (a *app) runsCreateCmd() *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the run plan, JSON (- for stdin)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the run plan: JSON, or YAML for .yaml/.yml (- for stdin: JSON when it starts with {, else YAML)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
 	return cmd
 }
