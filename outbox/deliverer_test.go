@@ -61,7 +61,10 @@ func newReceiver(t *testing.T) (*receiver, *httptest.Server) {
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := rc.calls.Add(1)
-	if rc.behave != nil && rc.behave(n, w, r) {
+	rc.mu.Lock()
+	behave := rc.behave
+	rc.mu.Unlock()
+	if behave != nil && behave(n, w, r) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -88,6 +91,15 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// setBehave sets how the receiver answers. Requests from another process
+// (the kill test's child) reach ServeHTTP with no happens-before edge the
+// race detector can see, so the field is read and written under rc.mu.
+func (rc *receiver) setBehave(f func(n int64, w http.ResponseWriter, r *http.Request) bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.behave = f
 }
 
 func (rc *receiver) got() int {
@@ -199,7 +211,7 @@ func TestDeliveryUnderFaults(t *testing.T) {
 			t.Parallel()
 			s := open(t)
 			rc, srv := newReceiver(t)
-			rc.behave = func(n int64, w http.ResponseWriter, r *http.Request) bool {
+			rc.setBehave(func(n int64, w http.ResponseWriter, r *http.Request) bool {
 				switch {
 				case n%7 == 1:
 					w.WriteHeader(http.StatusInternalServerError)
@@ -217,7 +229,7 @@ func TestDeliveryUnderFaults(t *testing.T) {
 					return false
 				}
 				return true
-			}
+			})
 			addHook(t, s, srv.URL)
 			const jobs = 25
 			jobsWithEvents(t, s, jobs)
@@ -244,14 +256,14 @@ func TestDeadLetter(t *testing.T) {
 			t.Parallel()
 			s := open(t)
 			rc, srv := newReceiver(t)
-			rc.behave = func(n int64, w http.ResponseWriter, r *http.Request) bool {
+			rc.setBehave(func(n int64, w http.ResponseWriter, r *http.Request) bool {
 				if strings.HasSuffix(r.URL.Path, "/bad") {
 					http.Error(w, "no such hook", http.StatusBadRequest)
 				} else {
 					http.Error(w, "overloaded", http.StatusServiceUnavailable)
 				}
 				return true
-			}
+			})
 			addHook(t, s, srv.URL+"/busy")
 			if _, err := s.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "k"}}}); err != nil {
 				t.Fatal(err)

@@ -91,7 +91,7 @@ func killDuringDelivery(t *testing.T, s store.Store, childEnv []string) {
 	inFlight := make(chan struct{}, 100)
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
-	rc.behave = func(n int64, w http.ResponseWriter, r *http.Request) bool {
+	rc.setBehave(func(n int64, w http.ResponseWriter, r *http.Request) bool {
 		if r.Header.Get("User-Agent") != "stint-outbox" || r.URL.Query().Get("from") == "survivor" {
 			return false
 		}
@@ -101,7 +101,7 @@ func killDuringDelivery(t *testing.T, s store.Store, childEnv []string) {
 		case <-hold:
 		}
 		return true
-	}
+	})
 	addHook(t, s, srv.URL+"/hook")
 	const jobs = 6
 	jobsWithEvents(t, s, jobs)
