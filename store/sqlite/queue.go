@@ -141,18 +141,5 @@ func scanQueue(r interface{ Scan(...any) error }) (store.QueueSettings, error) {
 // queryAll is collect for the statements of this file, which are not in
 // the driver's cache of prepared statements.
 func queryAll[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
-	rows, err := t.q.QueryContext(t.stmtCtx(ctx), query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return rowsOf(scan)(t.q.QueryContext(t.stmtCtx(ctx), query, args...))
 }

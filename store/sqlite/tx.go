@@ -303,20 +303,7 @@ func collect[T any](ctx context.Context, t *txn, query string, scan func(*sql.Ro
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(t.stmtCtx(ctx), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return rowsOf(scan)(st.QueryContext(t.stmtCtx(ctx), args...))
 }
 
 // Notify writes the notice into the notices table in this transaction, one
