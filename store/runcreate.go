@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stint-dev/stint/lifecycle"
@@ -167,6 +168,13 @@ func (e *engine) RunAddJobs(ctx context.Context, p *RunAddJobsParams) (RunView, 
 		if err != nil {
 			return err
 		}
+		names := make([]string, len(p.Jobs))
+		for i, s := range p.Jobs {
+			names[i] = s.Name
+		}
+		if done, err := alreadyAdded(ctx, rt, owner, names); err != nil || done {
+			return err // a retry of an add that took effect: the run as it is
+		}
 		if err := lifecycle.CheckRunGraph(runNodes(existing), runSpecNodes(p.Jobs)); err != nil {
 			return err
 		}
@@ -175,10 +183,6 @@ func (e *engine) RunAddJobs(ctx context.Context, p *RunAddJobsParams) (RunView, 
 			return err
 		}
 		t = notBeforeRun(t, en.run)
-		names := make([]string, len(p.Jobs))
-		for i, s := range p.Jobs {
-			names[i] = s.Name
-		}
 		details, _ := json.Marshal(map[string][]string{"added": names})
 		s, err := lifecycle.ApplyRun(en.run, lifecycle.RunCommand{Op: lifecycle.RunOpExtend, Actor: lifecycle.ActorOwner,
 			ActorID: owner.Owner, JobID: owner.ID, Details: details}, t)
@@ -194,4 +198,27 @@ func (e *engine) RunAddJobs(ctx context.Context, p *RunAddJobsParams) (RunView, 
 		return RunView{}, err
 	}
 	return e.RunGet(ctx, runID)
+}
+
+// alreadyAdded reports whether owner, under its current lease, already
+// added jobs with exactly these names to its run: the add carries no
+// request id, so a retry (a lost reply) is recognized by its effect, in the
+// run's log, and answered with the run instead of a duplicate-name error.
+func alreadyAdded(ctx context.Context, rt RunTx, owner lifecycle.Job, names []string) (bool, error) {
+	evs, err := rt.RunEventList(ctx, owner.RunID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		if e.Type != lifecycle.RunEventJobsAdded || e.JobID != owner.ID || e.ActorID != owner.Owner {
+			continue
+		}
+		var d struct {
+			Added []string `json:"added"`
+		}
+		if json.Unmarshal(e.Details, &d) == nil && slices.Equal(d.Added, names) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -338,6 +338,12 @@ func runDynamic(h *runHarness) {
 	}
 	_, err = h.s.RunAddJobs(h.ctx, &store.RunAddJobsParams{Owner: h.own(h.fx("plan")), Jobs: add})
 	h.ok("add jobs", err)
+	// A retry (the reply was lost) gets the run again and adds nothing.
+	again, err := h.s.RunAddJobs(h.ctx, &store.RunAddJobsParams{Owner: h.own(h.fx("plan")), Jobs: add})
+	h.ok("add the same jobs again", err)
+	if len(again.Jobs) != 3 {
+		h.t.Fatalf("a retried add left the run with %d jobs, want 3", len(again.Jobs))
+	}
 	h.states(lifecycle.RunRunning, map[string]lifecycle.State{"unit": Q, "e2e": B})
 	if j := h.get(h.job("unit").JobID); j.ParentJobID != h.fx("plan").ID {
 		h.t.Fatalf("a dynamic job's parent is %q", j.ParentJobID)
