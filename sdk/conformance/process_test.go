@@ -125,4 +125,3 @@ func (w *worker) expect(t *testing.T, line string) {
 		}
 	}
 }
-
