@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -55,6 +54,8 @@ type workerOptions struct {
 	maxOutput   int
 	grace       time.Duration
 	leaseTTL    time.Duration
+	passEnv     []string
+	passEnvAll  bool
 	// metricsListen serves /metrics there when set (obs).
 	metricsListen string
 }
@@ -70,7 +71,9 @@ func (a *app) workerCmd() *cobra.Command {
 		Short: "Work jobs by running a command for each (a CI-style runner)",
 		Long: "worker claims jobs of the given kinds and runs CMD for each: the payload on its stdin, its\n" +
 			"identity in the environment (STINT_JOB_ID, STINT_ATTEMPT, STINT_MAX_ATTEMPTS, STINT_KIND,\n" +
-			"STINT_QUEUE, STINT_FENCING_TOKEN). It heartbeats while CMD runs, reports the phases\n" +
+			"STINT_QUEUE, STINT_FENCING_TOKEN) and, of the worker's own environment, only PATH, HOME,\n" +
+			"LANG, TZ and TMPDIR, with those --pass-env names (or --pass-env-all): never " + EnvToken + " or a\n" +
+			"database URL unless --pass-env names it exactly. It heartbeats while CMD runs, reports the phases\n" +
 			"starting, running and uploading, and every second the tail of CMD's output (stdout and\n" +
 			"stderr, the last --max-output bytes), which `stint jobs logs ID` shows. Exit 0 completes\n" +
 			"the job: stdout is the result when it is JSON, else {\"output\": its tail}. Any other exit N fails the attempt\n" +
@@ -101,6 +104,8 @@ func (a *app) workerCmd() *cobra.Command {
 	f.Var(intFlag{p: &o.maxOutput, min: 1, max: lifecycle.MaxPayloadBytes / 2}, "max-output", "bytes of output kept per job: the tail when longer")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running commands may finish after Ctrl-C before they are cancelled")
 	f.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics (stint_pool_* and the job counters) at http://ADDR/metrics, e.g. :9090")
+	f.StringArrayVar(&o.passEnv, "pass-env", nil, "also give commands this variable of the worker's environment (repeatable; globs such as AWS_* allowed)")
+	f.BoolVar(&o.passEnvAll, "pass-env-all", false, "give commands the worker's whole environment, except "+EnvToken+" and database URLs unless --pass-env names them")
 	f.Var(durationFlag{&o.leaseTTL}, "lease-ttl", "lease of each job; it heartbeats every third of it, and learns of a cancel at the latest then")
 	return cmd
 }
@@ -114,13 +119,17 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	if err != nil {
 		return err
 	}
+	if err := checkPassEnv(o.passEnv); err != nil {
+		return err
+	}
 	st, err := a.openStore(ctx, mustExist)
 	if err != nil {
 		return err
 	}
 	defer closeStore(st, &err)
 	mux := stint.NewMux()
-	r := &runner{argv: argv, retry: retry, killGrace: o.killGrace, maxOutput: o.maxOutput, clock: a.env.Clock}
+	r := &runner{argv: argv, retry: retry, killGrace: o.killGrace, maxOutput: o.maxOutput, clock: a.env.Clock,
+		environ: a.env.Environ, env: commandEnv{pass: o.passEnv, passAll: o.passEnvAll, secrets: []string{a.token, a.databaseURL}}}
 	for k := range strings.SplitSeq(o.kinds, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			mux.Handle(k, r)
@@ -170,6 +179,8 @@ type runner struct {
 	killGrace time.Duration
 	maxOutput int
 	clock     clock.Clock
+	environ   func() []string // the worker's environment
+	env       commandEnv      // what of it each command gets
 }
 
 // Work runs the command for one attempt.
@@ -180,7 +191,7 @@ func (r *runner) Work(ctx context.Context, j *stint.Job) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdin = bytes.NewReader(j.Payload())
 	f := j.Fence()
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(r.env.build(r.environ()),
 		"STINT_JOB_ID="+j.ID(), "STINT_ATTEMPT="+strconv.Itoa(j.Attempt()),
 		"STINT_MAX_ATTEMPTS="+strconv.Itoa(j.MaxAttempts()), "STINT_KIND="+j.Kind(),
 		"STINT_QUEUE="+j.Queue(), "STINT_FENCING_TOKEN="+f.LeaseID)
