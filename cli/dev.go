@@ -109,6 +109,9 @@ func parseQueues(s string, def int) (map[string]int, []string, error) {
 		if name == "" {
 			return nil, nil, usageErrorf("--queues %q has an empty queue name: expected NAME or NAME=WORKERS, comma-separated, such as default,batch=4", s)
 		}
+		if err := lifecycle.CheckName("queue", name); err != nil {
+			return nil, nil, usageErrorf("--queues: %v", err)
+		}
 		if _, dup := queues[name]; dup {
 			return nil, nil, usageErrorf("--queues %q names queue %q twice", s, name)
 		}

@@ -122,6 +122,10 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	if err := checkPassEnv(o.passEnv); err != nil {
 		return err
 	}
+	kinds, err := parseKinds(o.kinds)
+	if err != nil {
+		return err
+	}
 	st, err := a.openStore(ctx, mustExist)
 	if err != nil {
 		return err
@@ -130,10 +134,8 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	mux := stint.NewMux()
 	r := &runner{argv: argv, retry: retry, killGrace: o.killGrace, maxOutput: o.maxOutput, clock: a.env.Clock,
 		environ: a.env.Environ, env: commandEnv{pass: o.passEnv, passAll: o.passEnvAll, secrets: []string{a.token, a.databaseURL}}}
-	for k := range strings.SplitSeq(o.kinds, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			mux.Handle(k, r)
-		}
+	for _, k := range kinds {
+		mux.Handle(k, r)
 	}
 	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out) // metrics and traces (obs)
 	if err != nil {
@@ -155,6 +157,27 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.grace+o.killGrace+10*time.Second)
 	defer cancel()
 	return pool.Stop(stopCtx)
+}
+
+// parseKinds reads --kinds, refusing a kind the store would refuse (so it
+// never reaches Mux.Handle, which panics on one) and an empty list.
+func parseKinds(s string) ([]string, error) {
+	var kinds []string
+	for k := range strings.SplitSeq(s, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if err := lifecycle.CheckName("kind", k); err != nil {
+			return nil, usageErrorf("--kinds: %v", err)
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, usageErrorf("--kinds %q names no kind: give the kinds to run, comma-separated", s)
+	}
+	return kinds, nil
 }
 
 func parseExitCodes(s string) ([]int, error) {

@@ -66,10 +66,27 @@ func TestWorkerExecEnv(t *testing.T) {
 	}
 }
 
-func TestWorkerPassEnvRefused(t *testing.T) {
+// TestWorkerFlagsRefused: flags the worker could never work by are usage
+// errors before it starts, locally and against a server alike: a bad
+// --pass-env, and kinds or queues the store refuses (which would otherwise
+// have every claim of the queue refused, forever).
+func TestWorkerFlagsRefused(t *testing.T) {
 	t.Parallel()
-	stint(t, migratedDB(t), "worker", "--pass-env", "[", "--exec", "--", "true").usageError(t, "--pass-env")
-	stint(t, migratedDB(t), "worker", "--pass-env", "A=b", "--exec", "--", "true").usageError(t, "--pass-env")
+	for _, where := range [][]string{{"--db", migratedDB(t)}, {"--server", "http://127.0.0.1:1", "--token", "t"}} {
+		for _, tc := range []struct {
+			flags []string
+			want  string
+		}{
+			{[]string{"--pass-env", "["}, "--pass-env"},
+			{[]string{"--pass-env", "A=b"}, "--pass-env"},
+			{[]string{"--kinds", "ok,bad kind"}, `kind "bad kind" contains ' '`},
+			{[]string{"--kinds", " , "}, "names no kind"},
+			{[]string{"--queues", "default,bad queue=2"}, `queue "bad queue" contains ' '`},
+		} {
+			args := append(append(append([]string{}, where...), "worker"), tc.flags...)
+			stintEnv(t, cli.Env{}, append(args, "--exec", "--", "true")...).usageError(t, tc.want)
+		}
+	}
 }
 
 // commandEnvironment runs one job through `stint worker --exec -- env` with
