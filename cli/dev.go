@@ -137,7 +137,11 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	// The services say what they changed (Info); the pool's and the
 	// election's Info lines would repeat narrate's and the banner's.
 	logger, quiet := devLogger(out, slog.LevelInfo), devLogger(out, slog.LevelWarn)
-	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+	mopts, err := a.metricsOptions()
+	if err != nil {
+		return err
+	}
+	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second, mopts...); err != nil { // metrics, /stats and the dashboard (obs)
 		return err
 	}
 

@@ -137,7 +137,11 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	for _, k := range kinds {
 		mux.Handle(k, r)
 	}
-	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out) // metrics and traces (obs)
+	mopts, err := a.metricsOptions()
+	if err != nil {
+		return err
+	}
+	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out, mopts...) // metrics and traces (obs)
 	if err != nil {
 		return err
 	}
