@@ -152,6 +152,11 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event) (JobResult
 	if ev.Actor == lifecycle.ActorOwner {
 		r.WorkerID = ev.ActorID
 	}
+	if e := eventError(ev); e != nil {
+		r.ErrorCode, r.ErrorMessage = e.Code, e.Message
+	} else if ev.ToState == lifecycle.Denied || ev.ToState == lifecycle.Cancelled || ev.ToState == lifecycle.Halted {
+		r.ErrorCode, r.ErrorMessage = string(ev.ToState), ev.Reason
+	}
 	info, ok := b.ev.get(ev.JobID)
 	if !ok || ev.ToState.Terminal() {
 		j, err := b.st.JobGet(ctx, ev.JobID)
@@ -163,15 +168,24 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event) (JobResult
 			b.ev.put(ev.JobID, info)
 		} else if j.State == ev.ToState && j.Rev == ev.Rev {
 			r.Result, r.ResultPtr, r.ExecutionMS = j.Result, j.ResultPtr, j.ExecutionMS
+			r.Status = terminalStatus(j)
+			if r.ErrorCode == "" && j.ReasonCode != "" {
+				r.ErrorCode, r.ErrorMessage = j.ReasonCode, j.Reason
+			}
 		}
 	}
 	r.JobID, r.Topic = orText(info.jobID, ev.JobID), info.topic
-	if e := eventError(ev); e != nil {
-		r.ErrorCode, r.ErrorMessage = e.Code, e.Message
-	} else if ev.ToState == lifecycle.Denied || ev.ToState == lifecycle.Cancelled || ev.ToState == lifecycle.Halted {
-		r.ErrorCode, r.ErrorMessage = string(ev.ToState), ev.Reason
-	}
 	return r, nil
+}
+
+// terminalStatus is a terminal job's seed-bus status: as StatusOf, except
+// that a job dead-lettered because its leases ran out (a dispatched job no
+// worker answered in time) is TIMEOUT, as seed-bus's reconciler marks it.
+func terminalStatus(j lifecycle.Job) Status {
+	if j.State == lifecycle.DeadLettered && (j.ReasonCode == lifecycle.ReasonLeaseExpired || j.ReasonCode == "timeout") {
+		return StatusTimeout
+	}
+	return StatusOf(j.State)
 }
 
 // eventError reads the error a failure's event records.
