@@ -69,22 +69,15 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	context.AfterFunc(ctx, func() { _ = shutdown(context.Background()) })
 	o.tracer = tp
 	inner = tracing.Store(inner, tp)
-	if t, ok := inner.(store.Tokens); ok {
-		return &observedTokens{observedStore: &observedStore{Store: inner, obs: o}, Tokens: t}, nil
-	}
+	// Optional capabilities (tokens, queue controls, schedules) are found
+	// under the wrappers by store.As.
 	return &observedStore{Store: inner, obs: o}, nil
-}
-
-// observedTokens keeps the tokens of the store underneath reachable.
-type observedTokens struct {
-	*observedStore
-	store.Tokens
 }
 
 func (s *observedStore) observability() *observability { return s.obs }
 
-// Unwrap returns the store underneath, so the dashboard reaches its queue
-// controls (the metrics and tracing wrappers unwrap the same way).
+// Unwrap returns the store underneath, so store.As reaches its optional
+// capabilities (the metrics and tracing wrappers unwrap the same way).
 func (s *observedStore) Unwrap() store.Store { return s.Store }
 
 // observabilityOf returns what st carries, or nil for a plain store.

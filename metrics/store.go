@@ -13,19 +13,10 @@ import (
 // renewals, completions, failures, retries, dead letters, lease expiries and
 // stale-lease rejections, with queue wait and run time per kind. Give the
 // wrapped store to the pool, the server and the maintenance services alike;
-// a store that keeps API tokens still does (see store.TokensOf).
+// the optional capabilities of s (tokens, queue controls, schedules) stay
+// reachable through Unwrap (see store.As).
 func (m *Metrics) Store(s store.Store) store.Store {
-	w := &instrumented{Store: s, m: m}
-	if t, ok := s.(store.Tokens); ok {
-		return &instrumentedTokens{instrumented: w, Tokens: t}
-	}
-	return w
-}
-
-// instrumentedTokens keeps the inner store's tokens reachable.
-type instrumentedTokens struct {
-	*instrumented
-	store.Tokens
+	return &instrumented{Store: s, m: m}
 }
 
 type instrumented struct {
