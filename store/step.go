@@ -177,18 +177,10 @@ var (
 )
 
 // Steps returns the StepStore of s, looking through wrappers (metrics,
-// tracing) that hold the store in an Unwrap() Store method, or
-// ErrUnsupported.
+// tracing) with [As], or ErrUnsupported.
 func Steps(s Store) (StepStore, error) {
-	for s != nil {
-		if st, ok := s.(StepStore); ok {
-			return st, nil
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
+	if st, ok := As[StepStore](s); ok {
+		return st, nil
 	}
 	return nil, fmt.Errorf("durable steps: %w", ErrUnsupported)
 }
