@@ -117,7 +117,7 @@ var recipes = map[rowKey]recipe{
 		cmd: plain(lifecycle.OpForceCancel),
 		at:  func(w *world, _ lifecycle.Actor) time.Time { return *w.job.CancelDeadline },
 	},
-	{lifecycle.OpStep, lifecycle.Running}:     {cmd: stepCmdOf(1, "charge")},
+	{lifecycle.OpStep, lifecycle.Running}:      {cmd: stepCmdOf(1, "charge")},
 	{lifecycle.OpSuspend, lifecycle.Scheduled}: {cmd: suspendCmdOf(time.Hour)},
 	{lifecycle.OpWake, lifecycle.Queued}:       {cmd: plain(lifecycle.OpWake), reach: reachSuspended},
 	{lifecycle.OpTimeOut, lifecycle.Retrying}: {

@@ -48,7 +48,7 @@ type StepRecord struct {
 	LeaseID string `json:"lease_id"`
 	Status  string `json:"status"`
 	// Output is the step's JSON result; Error its error when Status is error.
-	Output json.RawMessage      `json:"output,omitempty"`
+	Output json.RawMessage     `json:"output,omitempty"`
 	Error  *lifecycle.JobError `json:"error,omitempty"`
 	// DurationMS is how long the step's function ran, by the worker's clock.
 	DurationMS int64 `json:"duration_ms"`

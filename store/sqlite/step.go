@@ -115,4 +115,3 @@ func scanSignal(rows *sql.Rows) (store.Signal, error) {
 	s.SentAt = fromMicros(at)
 	return s, nil
 }
-
