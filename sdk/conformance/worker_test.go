@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	stint "github.com/stint-dev/stint"
@@ -75,14 +77,16 @@ func goWorker(url, token, queue string) int {
 		}
 		return j.SetResult("first")
 	})
-	pool, err := stint.NewPool(st, mux, stint.Config{
+	cfg := stint.Config{
 		Queues: map[string]int{queue: 4}, LeaseTTL: 10 * time.Minute, ShutdownGrace: -1, NoMaintenance: true,
 		OnOutcome: func(o stint.Outcome) {
 			if o.Err != nil && o.Op != "" {
 				say("rejected %s %s", o.Job.ID, kindOf(o.Err))
 			}
 		},
-	})
+	}
+	benchMode(mux, &cfg, say)
+	pool, err := stint.NewPool(st, mux, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -124,4 +128,27 @@ func kindOf(err error) string {
 		return "not_found"
 	}
 	return strings.ReplaceAll(err.Error(), " ", "_")
+}
+
+// benchMode, in the Go scenario worker, adds a no-op handler and prints
+// "benched" once n completions were accepted (STINT_BENCH=n).
+func benchMode(mux *stint.Mux, cfg *stint.Config, say func(string, ...any)) {
+	n, _ := strconv.Atoi(os.Getenv("STINT_BENCH"))
+	if c, _ := strconv.Atoi(os.Getenv("STINT_CONCURRENCY")); c > 0 {
+		for q := range cfg.Queues {
+			cfg.Queues[q] = c
+		}
+	}
+	mux.HandleFunc("noop", func(context.Context, *stint.Job) error { return nil })
+	if n == 0 {
+		return
+	}
+	var done atomic.Int64
+	prev := cfg.OnOutcome
+	cfg.OnOutcome = func(o stint.Outcome) {
+		prev(o)
+		if o.Err == nil && o.Op == "complete" && done.Add(1) == int64(n) {
+			say("benched")
+		}
+	}
 }

@@ -7,12 +7,19 @@ const say = (line) => process.stdout.write(line + "\n");
 const reasons = { CancelRequested: "cancel", Shutdown: "shutdown", LeaseLost: "lease_lost", TimeoutExceeded: "timeout", DeadlinePassed: "deadline" };
 const raw = new Client({ url, token });
 const released = new Set();
+// Bench mode (STINT_BENCH=N): a no-op handler; "benched" once N completions were accepted.
+const bench = Number(process.env.STINT_BENCH || 0);
+let completed = 0;
 
 const w = new Worker({
-  url, token, queues: { [queue]: 4 }, leaseTtlMs: 600_000, claimWaitMs: 5000, shutdownGraceMs: 0,
+  url, token, queues: { [queue]: Number(process.env.STINT_CONCURRENCY || 4) }, leaseTtlMs: 600_000, claimWaitMs: 5000, shutdownGraceMs: 0,
   logger: { info() {}, warn() {}, error: console.error },
-  onOutcome: (o) => o.error && o.op && say(`rejected ${o.jobId} ${o.error.kind || o.error.code || "error"}`),
+  onOutcome: (o) => {
+    if (o.error && o.op) say(`rejected ${o.jobId} ${o.error.kind || o.error.code || "error"}`);
+    else if (bench && o.op === "complete" && ++completed === bench) say("benched");
+  },
 });
+w.handle("noop", () => null);
 w.handle("echo", (job) => ({ echo: job.payload, lang: "typescript", attempt: job.attempt }));
 w.handle("flaky", (job) => {
   if (job.attempt <= job.payload.fail) throw Object.assign(new Error(`attempt ${job.attempt} fails on purpose`), { code: "flaky" });

@@ -2,6 +2,7 @@
 handlers, driven by sdk/conformance (see doc.go there)."""
 import os
 import sys
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "src"))
 
@@ -17,18 +18,33 @@ def say(line):
     sys.stdout.flush()
 
 
+# Bench mode (STINT_BENCH=N): a no-op handler; "benched" once N completions were accepted.
+BENCH = int(os.environ.get("STINT_BENCH") or 0)
+completed = [0]
+count_lock = threading.Lock()
+
+
 def outcome(o):
     if o.error is not None and o.op:
         say(f"rejected {o.job_id} {getattr(o.error, 'kind', '') or getattr(o.error, 'code', 'error')}")
+    elif BENCH and o.op == "complete":
+        with count_lock:  # outcomes arrive on the handlers' threads
+            completed[0] += 1
+            done = completed[0] == BENCH
+        if done:
+            say("benched")
 
 
 raw = Client(URL, TOKEN)
 released = set()
-w = Worker(URL, TOKEN, queues={QUEUE: 4}, lease_ttl=600, claim_wait=5, shutdown_grace=0, on_outcome=outcome)
+w = Worker(URL, TOKEN, queues={QUEUE: int(os.environ.get("STINT_CONCURRENCY") or 4)}, lease_ttl=600, claim_wait=5, shutdown_grace=0, on_outcome=outcome)
 
 
 class Flaky(Exception):
     code = "flaky"
+
+
+w.handle("noop", lambda job: None)
 
 
 @w.handle("echo")
