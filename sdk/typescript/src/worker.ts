@@ -363,7 +363,11 @@ export class Worker {
   #outcome(a: Attempt, op: string, pb: PBJob | undefined, err: unknown): void {
     if (err instanceof StaleLeaseError) this.#log.warn(`stint: ${op} of job ${a.job.id} was rejected: the job is no longer this worker's`, err.message);
     else if (err && op) this.#log.warn(`stint: ${op} of job ${a.job.id} was rejected`, err);
-    this.#opts.onOutcome?.({ jobId: a.job.id, kind: a.job.kind, op, job: pb && jobJson(pb), error: err });
+    const hook = this.#opts.onOutcome;
+    if (!hook) return;
+    let job: JobJson | undefined;
+    // The JSON form costs a conversion: made only when the hook reads it.
+    hook({ jobId: a.job.id, kind: a.job.kind, op, error: err, get job() { return (job ??= pb && jobJson(pb)); } });
   }
 
   async #heartbeat(job: Job, progress: unknown, phase: string): Promise<void> {
