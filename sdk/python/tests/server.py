@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import unittest
 from typing import Any, Callable, Dict
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -51,6 +52,25 @@ class Server:
         if self.proc.stdout:
             self.proc.stdout.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class with a server of its own (srv) and a client of role client (client)."""
+
+    srv: Server
+    client: Any
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        from stint import Client
+
+        cls.srv = Server()
+        cls.client = Client(cls.srv.url, cls.srv.tokens["client"])
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+        cls.srv.stop()
 
 
 def wait_for(what: str, fn: Callable[[], Any], timeout: float = 30.0) -> Any:

@@ -2,20 +2,10 @@ import unittest
 
 from stint import Client, NotFoundError, PermissionDeniedError, UnauthenticatedError, ValidationError
 
-from .server import Server
+from .server import ServerTestCase
 
 
-class ClientTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.srv = Server()
-        cls.client = Client(cls.srv.url, cls.srv.tokens["client"])
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.client.close()
-        cls.srv.stop()
-
+class ClientTest(ServerTestCase):
     def test_enqueue_every_field_get_list(self) -> None:
         spec = {"kind": "email", "queue": "mail", "topic": "job.mail.welcome", "priority": 7, "payload": {"to": "a", "n": 1},
                 "contextPtr": "s3://ctx", "adapterId": "smtp", "env": {"REGION": "eu"}, "dedupeKey": "welcome-a",

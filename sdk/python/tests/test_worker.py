@@ -4,20 +4,10 @@ import unittest
 from stint import (CancelRequested, Client, DeadLetter, Halt, Permanent, RetryAfter, Shutdown, StaleLeaseError,
                    TimeoutExceeded, Worker)
 
-from .server import Server, wait_for
+from .server import ServerTestCase, wait_for
 
 
-class WorkerTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.srv = Server()
-        cls.client = Client(cls.srv.url, cls.srv.tokens["client"])
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.client.close()
-        cls.srv.stop()
-
+class WorkerTest(ServerTestCase):
     def worker(self, queue: str, **kw) -> Worker:
         w = Worker(self.srv.url, self.srv.tokens["worker"], queues={queue: 4}, claim_wait=5, **kw)
         self.addCleanup(w.stop)
