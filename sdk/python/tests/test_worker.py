@@ -1,7 +1,7 @@
 import threading
 import unittest
 
-from stint import (CancelRequested, Client, DeadLetter, Halt, Permanent, RetryAfter, Shutdown, StaleLeaseError,
+from stint import (CancelRequested, Client, DeadLetter, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError,
                    TimeoutExceeded, Worker)
 
 from .server import ServerTestCase, wait_for
@@ -147,6 +147,27 @@ class WorkerTest(ServerTestCase):
         w2.handle("long", lambda job: "done")
         w2.start()
         self.finished(job["id"], "JOB_STATE_SUCCEEDED")
+
+    def test_hard_cancel_loses_the_lease(self) -> None:
+        started, seen, outcomes = threading.Event(), [], []
+        w = self.worker("p-lost", lease_ttl=600, on_outcome=outcomes.append)
+
+        @w.handle("wait")
+        def wait(job):
+            started.set()
+            job.aborted.wait(60)
+            seen.append(job.abort_reason)
+            job.raise_if_aborted()
+
+        w.start()
+        job = self.client.enqueue({"kind": "wait", "queue": "p-lost"}).job
+        self.assertTrue(started.wait(30))
+        self.client.cancel(job["id"], hard=True)
+        wait_for("the handler's abort", lambda: seen)
+        w.stop()
+        self.assertIsInstance(seen[0], LeaseLost)
+        self.assertEqual([o.op for o in outcomes], [""])
+        self.assertEqual(self.client.get(job["id"])["state"], "JOB_STATE_CANCELLED")
 
 
 if __name__ == "__main__":
