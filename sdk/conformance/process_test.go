@@ -103,13 +103,19 @@ func (w *worker) stop(t *testing.T) {
 // expect waits, for at most a minute, for the worker to print line.
 func (w *worker) expect(t *testing.T, line string) {
 	t.Helper()
+	w.expectWithin(t, line, time.Minute)
+}
+
+// expectWithin waits for the worker to print line for at most d.
+func (w *worker) expectWithin(t *testing.T, line string, d time.Duration) {
+	t.Helper()
 	for i, l := range w.seen {
 		if l == line {
 			w.seen = append(w.seen[:i], w.seen[i+1:]...)
 			return
 		}
 	}
-	timeout := time.After(time.Minute)
+	timeout := time.After(d)
 	for {
 		select {
 		case l, ok := <-w.lines:
@@ -121,7 +127,7 @@ func (w *worker) expect(t *testing.T, line string) {
 			}
 			w.seen = append(w.seen, l)
 		case <-timeout:
-			t.Fatalf("the worker did not print %q within a minute (it printed %q)", line, w.seen)
+			t.Fatalf("the worker did not print %q within %s (it printed %q)", line, d, w.seen)
 		}
 	}
 }
