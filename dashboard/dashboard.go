@@ -50,6 +50,7 @@ type Config struct {
 type handler struct {
 	cfg    Config
 	client *stint.Client
+	hist   *historyCache // nil when the store keeps no history
 }
 
 // New returns the dashboard for cfg.
@@ -75,6 +76,9 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	h := &handler{cfg: cfg, client: client}
+	if hr, err := store.HistoryOf(cfg.Store); err == nil {
+		h.hist = &historyCache{reader: hr, clock: cfg.Clock}
+	}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		return nil, err
@@ -96,6 +100,7 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("GET /api/stalled", h.stalled)
 	api.HandleFunc("GET /api/workers", h.workers)
 	api.HandleFunc("GET /api/runs/{id}", h.run)
+	api.HandleFunc("GET /api/history", h.history)
 	api.HandleFunc("GET /api/outbox", h.outbox)
 	api.HandleFunc("POST /api/outbox/{id}/replay", h.mutate(roleReplay, h.outboxReplay))
 	mux.Handle("/api/", h.authenticate(api))

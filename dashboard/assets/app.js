@@ -51,6 +51,15 @@ $("#login-form").addEventListener("submit", (e) => {
   start();
 });
 
+$("#main").addEventListener("submit", (e) => {
+  if (e.target.id !== "history-form") return;
+  e.preventDefault();
+  const p = new URLSearchParams({ window: e.target.dataset.window });
+  const q = new FormData(e.target).get("queue");
+  if (q) p.set("queue", q);
+  location.hash = "#/history?" + p;
+});
+
 $("#filter-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const params = new URLSearchParams();
@@ -83,6 +92,43 @@ const pages = {
       <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>Throughput</th><th>By state</th></tr>
       ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>
       ${flowTable(flow, r)}`;
+  },
+
+  // History at a glance: outcomes per minute, queue depth, pickup latency
+  // and run time over the last hour or day, from the job events the server
+  // reads and caches in the background.
+  async history(_, params) {
+    const win = params.get("window") === "day" ? "day" : "hour";
+    const queue = params.get("queue") || "";
+    const r = await api(`history?window=${win}&queue=${encodeURIComponent(queue)}`);
+    const link = (w, label) => {
+      const p = new URLSearchParams({ window: w });
+      if (queue) p.set("queue", queue);
+      return `<a href="#/history?${p}" ${w === win ? `aria-current="page" class="current"` : ""} data-testid="window-${w}">${label}</a>`;
+    };
+    const options = [`<option value="">all queues</option>`, ...r.queues.map((q) => `<option ${q === queue ? "selected" : ""}>${esc(q)}</option>`)].join("");
+    const per = r.step_seconds === 60 ? "per minute" : `per minute, averaged over ${r.step_seconds / 60} minutes`;
+    const t = r.totals;
+    return `<h2>History${queue ? ` of <span data-testid="history-queue">${esc(queue)}</span>` : ""}</h2>
+      <form id="history-form" class="inline" data-window="${win}">
+        <span class="tabs">${link("hour", "Last hour")} ${link("day", "Last day")}</span>
+        <label>Queue <select name="queue">${options}</select></label> <button type="submit">Show</button>
+      </form>
+      <p data-testid="history-totals">Over the last ${win}: <strong>${t.succeeded}</strong> succeeded, <strong>${t.failed}</strong> failed attempts,
+        <strong>${t.dead_lettered}</strong> dead-lettered. Read from the job events at ${time(r.at)}.</p>
+      <div class="charts">
+      ${charts.bars({ title: `Outcomes (${per})`, times: r.times, unit: "/min", series: [
+        { name: "succeeded", values: r.succeeded, colour: "#2e7d32" },
+        { name: "failed", values: r.failed, colour: "#ef6c00" },
+        { name: "dead-lettered", values: r.dead_lettered, colour: "#c62828" }] })}
+      ${charts.lines({ title: "Queue depth (queued jobs)", times: r.times, fmt: (v) => +v.toFixed(1), series: [
+        { name: "queued", values: r.depth, colour: "#1565c0" }] })}
+      ${charts.lines({ title: "Pickup latency (queued to claimed)", times: r.times, fmt: charts.ms, series: [
+        { name: "p50", values: r.pickup_p50, colour: "#6a1b9a" }, { name: "p99", values: r.pickup_p99, colour: "#6a1b9a", dash: true }] })}
+      ${charts.lines({ title: "Run time (started to ended)", times: r.times, fmt: charts.ms, series: [
+        { name: "p50", values: r.run_p50, colour: "#00695c" }, { name: "p99", values: r.run_p99, colour: "#00695c", dash: true }] })}
+      </div>
+      <p class="note">Latencies are read from histogram buckets (1, 2, 5 × each power of ten): a percentile shows its bucket's upper bound.</p>`;
   },
 
   async jobs(_, params) {
