@@ -18,7 +18,9 @@ func testSearch(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("validation", func(t *testing.T) { t.Parallel(); testSearchValidation(t, newStore) })
 }
 
-func withSpec(f func(s *lifecycle.Spec)) specOpt { return func(s *lifecycle.Spec, _ time.Time) { f(s) } }
+func withSpec(f func(s *lifecycle.Spec)) specOpt {
+	return func(s *lifecycle.Spec, _ time.Time) { f(s) }
+}
 
 func testSearchFilters(t *testing.T, newStore func(*testing.T) store.Store) {
 	h := newHarness(t, newStore)
