@@ -94,6 +94,8 @@ type SearchDialect struct {
 	Payload     func(p string) string
 	// TopicUnder is the condition that topic is under the prefix parameter p.
 	TopicUnder func(p string) string
+	// Contains is the condition that col holds the text parameter p, ignoring case.
+	Contains func(col, p string) string
 }
 
 // SearchSQL builds the WHERE clause of a search (after "WHERE "), with its

@@ -20,6 +20,7 @@ var searchDialect = store.SearchDialect{
 	StateIn:     func(p string) string { return "j.state = ANY(" + p + "::text[])" },
 	PayloadPath: func(keys []string) any { return keys },
 	Payload:     func(p string) string { return "(j.payload::jsonb #>> " + p + "::text[])" },
+	Contains:    func(col, p string) string { return "strpos(lower(" + col + "), lower(" + p + ")) > 0" },
 	TopicUnder: func(p string) string {
 		return "(j.topic = " + p + " OR left(j.topic, length(" + p + ") + 1) = " + p + " || '.')"
 	},
@@ -51,4 +52,15 @@ func (t *tx) JobSearchCount(ctx context.Context, p *store.JobSearchParams, most 
 		return 0, fmt.Errorf("postgres: count jobs: %w", err)
 	}
 	return int(n), nil
+}
+
+// RunSearch implements store.RunSearchTx.
+func (t *tx) RunSearch(ctx context.Context, p *store.RunSearchParams) ([]store.Run, error) {
+	where, args := store.RunSearchSQL(searchDialect, p)
+	q := `SELECT ` + runColumns + ` FROM runs r WHERE ` + where + ` ORDER BY r.id DESC LIMIT ` + strconv.Itoa(p.Limit)
+	runs, err := runRows(ctx, t, q, args, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: search runs: %w", err)
+	}
+	return runs, nil
 }

@@ -30,6 +30,7 @@ var searchDialect = store.SearchDialect{
 		return "(CASE json_type(j.payload, " + p + ") WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' " +
 			"ELSE CAST(json_extract(j.payload, " + p + ") AS TEXT) END)"
 	},
+	Contains: func(col, p string) string { return "instr(lower(" + col + "), lower(" + p + ")) > 0" },
 	TopicUnder: func(p string) string {
 		return "(j.topic = " + p + " OR substr(j.topic, 1, length(" + p + ") + 1) = " + p + " || '.')"
 	},
@@ -55,4 +56,15 @@ func (t *txn) JobSearchCount(ctx context.Context, p *store.JobSearchParams, most
 		return 0, fmt.Errorf("sqlite: count jobs: %w", err)
 	}
 	return n, nil
+}
+
+// RunSearch implements store.RunSearchTx.
+func (t *txn) RunSearch(ctx context.Context, p *store.RunSearchParams) ([]store.Run, error) {
+	where, args := store.RunSearchSQL(searchDialect, p)
+	q := `SELECT ` + runColumns + ` FROM runs r WHERE ` + where + ` ORDER BY r.id DESC LIMIT ` + strconv.Itoa(p.Limit)
+	runs, err := rowsOf(scanRun)(t.query(ctx, q, args...))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search runs: %w", err)
+	}
+	return runs, nil
 }

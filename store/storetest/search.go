@@ -16,6 +16,56 @@ import (
 func testSearch(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("filters_and_pages", func(t *testing.T) { t.Parallel(); testSearchFilters(t, newStore) })
 	t.Run("validation", func(t *testing.T) { t.Parallel(); testSearchValidation(t, newStore) })
+	t.Run("runs", func(t *testing.T) { t.Parallel(); testRunSearch(t, newStore) })
+}
+
+// testRunSearch finds runs by name (any case), state and tenant, newest first.
+func testRunSearch(t *testing.T, newStore func(*testing.T) store.Store) {
+	h := newHarness(t, newStore)
+	rs, err := store.RunSearcherOf(h.s)
+	if errors.Is(err, store.ErrUnsupported) {
+		t.Skip("the store searches no runs")
+	}
+	h.ok("run searcher", err)
+	mk := func(name, tenant string) string {
+		v, err := h.s.RunCreate(h.ctx, &store.RunCreateParams{Run: lifecycle.RunSpec{Name: name, Tenant: tenant},
+			Jobs: []store.RunJobSpec{{Name: "only", Spec: lifecycle.Spec{Kind: "step", Tenant: tenant, Queue: map[bool]string{true: "q", false: tenant + "/q"}[tenant == ""]}}},
+			Now:  h.tick()})
+		h.ok("create run", err)
+		return v.Run.ID
+	}
+	nightly, deploy, acme := mk("Nightly build", ""), mk("deploy web", ""), mk("nightly acme", "acme")
+	_, err = h.s.RunCancel(h.ctx, &store.RunCancelParams{RunID: deploy, Reason: "test", Now: h.tick()})
+	h.ok("cancel run", err)
+	search := func(p store.RunSearchParams) []string {
+		t.Helper()
+		runs, err := rs.RunSearch(h.ctx, &p)
+		h.ok("search runs", err)
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
+		}
+		return ids
+	}
+	desc := func(ids ...string) []string { slices.Sort(ids); slices.Reverse(ids); return ids }
+	def := ""
+	for name, c := range map[string]struct {
+		p    store.RunSearchParams
+		want []string
+	}{
+		"name any case": {store.RunSearchParams{Name: "NIGHTLY"}, desc(nightly, acme)},
+		"tenant":        {store.RunSearchParams{Name: "nightly", Tenant: &def}, desc(nightly)},
+		"state":         {store.RunSearchParams{States: []lifecycle.RunState{lifecycle.RunCancelled, lifecycle.RunCancelRequested}}, desc(deploy)},
+		"all":           {store.RunSearchParams{}, desc(nightly, deploy, acme)},
+		"page":          {store.RunSearchParams{BeforeID: desc(nightly, deploy, acme)[0], Limit: 1}, desc(nightly, deploy, acme)[1:2]},
+	} {
+		if got := search(c.p); asJSON(got) != asJSON(c.want) {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
+	if _, err := rs.RunSearch(h.ctx, &store.RunSearchParams{States: []lifecycle.RunState{"paused"}}); !errors.Is(err, store.ErrValidation) {
+		t.Errorf("an unknown run state: %v, want a validation error", err)
+	}
 }
 
 func withSpec(f func(s *lifecycle.Spec)) specOpt {
