@@ -30,15 +30,22 @@ type flowQueue struct {
 
 // queuesOf finds the queue controls of s, or of the store a wrapper (metrics,
 // tracing) holds: wrappers pass on the job verbs, not the queue controls.
-func queuesOf(s store.Store) (store.QueueStore, error) {
+func queuesOf(s store.Store) (store.QueueStore, error) { return unwrapped(s, store.Queues) }
+
+// schedulesOf finds the schedules of s, or of the store a wrapper holds.
+func schedulesOf(s store.Store) (store.ScheduleStore, error) { return unwrapped(s, store.Schedules) }
+
+// unwrapped asks s for a capability with get, then the stores its
+// wrappers hold, until one has it.
+func unwrapped[T any](s store.Store, get func(store.Store) (T, error)) (T, error) {
 	for {
-		qs, err := store.Queues(s)
+		c, err := get(s)
 		if err == nil {
-			return qs, nil
+			return c, nil
 		}
 		u, ok := s.(interface{ Unwrap() store.Store })
 		if !ok {
-			return nil, err
+			return c, err
 		}
 		s = u.Unwrap()
 	}

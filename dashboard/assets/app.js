@@ -6,6 +6,7 @@
 const $ = (sel) => document.querySelector(sel);
 let me = null;        // whoami: role, tenant, can_cancel, can_replay
 let timer = null;
+const still = new Set(); // pages drawn on navigation and after actions only
 
 // A token in the address (#token=...) is taken once, then dropped from it.
 (function takeTokenFromAddress() {
@@ -201,44 +202,6 @@ const pages = {
       ${rows || `<tr><td colspan="6">None.</td></tr>`}</table>`;
   },
 
-  // A run drawn as its DAG: each job in the column after its latest
-  // dependency, with an arrow from each dependency.
-  async run(id) {
-    const r = await api("runs/" + encodeURIComponent(id));
-    const byID = new Map(r.jobs.map((j) => [j.id, j]));
-    const level = new Map();
-    const depth = (j, seen = new Set()) => {
-      if (level.has(j.id)) return level.get(j.id);
-      if (seen.has(j.id)) return 0;
-      seen.add(j.id);
-      const deps = (j.depends_on || []).filter((d) => byID.has(d));
-      const l = deps.length ? 1 + Math.max(...deps.map((d) => depth(byID.get(d), seen))) : 0;
-      level.set(j.id, l);
-      return l;
-    };
-    r.jobs.forEach((j) => depth(j));
-    const cols = [];
-    for (const j of r.jobs) (cols[level.get(j.id)] ||= []).push(j);
-    const W = 190, H = 48, GX = 60, GY = 16, pos = new Map();
-    cols.forEach((col, x) => col.forEach((j, y) => pos.set(j.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
-    const width = 20 + cols.length * (W + GX), height = 20 + Math.max(...cols.map((c) => c.length)) * (H + GY);
-    const colour = { succeeded: "#d4f5d4", running: "#d7e9ff", claimed: "#d7e9ff", dead_lettered: "#ffd9d9", failed: "#ffd9d9", retrying: "#fff0c2", stalled: "#fff0c2" };
-    const edges = r.jobs.flatMap((j) => (j.depends_on || []).filter((d) => pos.has(d)).map((d) => {
-      const a = pos.get(d), b = pos.get(j.id);
-      return `<line x1="${a.x + W}" y1="${a.y + H / 2}" x2="${b.x}" y2="${b.y + H / 2}" stroke="#888" marker-end="url(#arrow)"/>`;
-    })).join("");
-    const nodes = r.jobs.map((j) => {
-      const p = pos.get(j.id);
-      return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
-        fill="${colour[j.state] || "#eee"}" stroke="#999"/><text x="${p.x + 8}" y="${p.y + 19}">${esc(j.kind)}</text>
-        <text x="${p.x + 8}" y="${p.y + 37}" font-size="12">step ${j.step_index || 0} · ${esc(j.state)}</text></a>`;
-    }).join("");
-    return `<h2>Run ${esc(id)}</h2>
-      <svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13">
-      <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>
-      ${edges}${nodes}</svg>`;
-  },
-
   // The webhook outbox: admins of the default tenant only (its rows carry
   // no tenant). Dead messages get a replay button unless read-only.
   async outbox() {
@@ -291,13 +254,28 @@ function flowTable(flow, counts) {
 }
 
 async function act(path, body) {
+  let out = null;
   try {
-    await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+    out = await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
     $("#error").textContent = "";
   } catch (e) {
     $("#error").textContent = e.message;
   }
-  render();
+  await render(true);
+  return out;
+}
+
+// confirmAction asks in a modal dialog (keyboard: Enter confirms, Escape
+// cancels) and resolves true when the user confirms.
+function confirmAction(message) {
+  const d = $("#confirm");
+  $("#confirm-message").textContent = message;
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "yes"), { once: true });
+    d.returnValue = "";
+    d.showModal();
+    $("#confirm-yes").focus();
+  });
 }
 function replaySelected() {
   const ids = [...document.querySelectorAll(".pick:checked")].map((c) => c.value);
@@ -307,22 +285,49 @@ function replayAll(reason) {
   act("dlq/replay", { all: true, reason_code: reason });
 }
 
-async function render() {
+let drawn = "";
+// render draws the page of the address. A timed redraw (not forced) skips
+// still pages, and pages where the user is typing in a form, and leaves
+// the page alone when nothing changed, so focus and selection survive.
+async function render(force) {
   const { page, arg, params } = route();
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === page);
+  const fromTimer = force === "timer";
+  for (const a of document.querySelectorAll("nav a")) {
+    a.classList.toggle("active", a.dataset.page === page);
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (fromTimer && (still.has(page) || (document.activeElement && document.activeElement.closest("#main form")))) return;
   if (page !== "jobs") $("#filters").hidden = true;
   const fn = pages[page] || pages.queues;
   try {
     const html = await fn(arg, params);
-    // Keep checked boxes across redraws.
-    const picked = new Set([...document.querySelectorAll(".pick:checked")].map((c) => c.value));
-    $("#main").innerHTML = html;
-    for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
+    const key = location.hash + "\n" + html;
+    if (key !== drawn) {
+      // Keep checked boxes, open details and the focused control across redraws.
+      const picked = new Set([...document.querySelectorAll(".pick:checked")].map((c) => c.value));
+      const open = new Set([...document.querySelectorAll("#main details[open]")].map((d) => d.id));
+      const focus = focusKey(document.activeElement);
+      $("#main").innerHTML = html;
+      drawn = key;
+      for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
+      for (const d of document.querySelectorAll("#main details")) if (open.has(d.id)) d.open = true;
+      if (focus) {
+        const el = [...document.querySelectorAll("#main a, #main button, #main input, #main select")].find((e) => focusKey(e) === focus);
+        if (el) el.focus();
+      }
+    }
     $("#live").textContent = "live · " + new Date().toLocaleTimeString();
     $("#error").textContent = "";
   } catch (e) {
     if (me) $("#error").textContent = e.message;
   }
+}
+
+// focusKey names a control inside #main by what it does, to find it again
+// after a redraw.
+function focusKey(el) {
+  if (!el || !el.closest || !el.closest("#main")) return "";
+  return [el.tagName, el.getAttribute("href"), el.dataset.post, el.dataset.flow, el.dataset.queue, el.name, el.value, el.textContent].join("|");
 }
 
 async function start() {
@@ -334,21 +339,25 @@ async function start() {
   $("#login").hidden = true;
   $("#nav-outbox").hidden = !me.can_see_outbox;
   $("#who").textContent = `${me.name} · ${me.role} · tenant ${me.tenant}${me.read_only ? " · read-only" : ""}`;
-  render();
+  render(true);
   clearInterval(timer);
-  timer = setInterval(render, 2000);
+  timer = setInterval(() => render("timer"), 2000);
 }
 
 // Buttons say what they do in data attributes (no inline handlers, so no
 // job field ever reaches JavaScript source).
-$("#main").addEventListener("click", (e) => {
+$("#main").addEventListener("click", async (e) => {
   const b = e.target.closest("button");
-  if (!b) return;
-  if (b.dataset.post) act(b.dataset.post);
-  else if (b.dataset.flow) act("flow/" + b.dataset.flow, { queue: b.dataset.queue });
+  if (!b || b.closest("form")) return;
+  if (b.dataset.confirm && !(await confirmAction(b.dataset.confirm))) return;
+  if (b.dataset.bulk) bulkAction(b);
+  else if (b.dataset.post) {
+    const out = await act(b.dataset.post, b.dataset.body ? JSON.parse(b.dataset.body) : undefined);
+    if (out && b.hasAttribute("data-goto-run") && out.run) location.hash = "#/run/" + encodeURIComponent(out.run.id);
+  } else if (b.dataset.flow) act("flow/" + b.dataset.flow, { queue: b.dataset.queue });
   else if (b.dataset.replayReason !== undefined) replayAll(b.dataset.replayReason);
   else if (b.hasAttribute("data-replay-selected")) replaySelected();
 });
 
-window.addEventListener("hashchange", render);
-start();
+window.addEventListener("hashchange", () => render(true));
+document.addEventListener("DOMContentLoaded", start);
