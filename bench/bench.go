@@ -191,9 +191,6 @@ type runner struct {
 
 	// cancelStarted and cancelEnded hear from the cancel phase's handler.
 	cancelStarted, cancelEnded chan startedJob
-	// otherEvents counts the events of the cancel phase's jobs, which the
-	// check leaves out.
-	otherEvents int
 }
 
 type startedJob struct {

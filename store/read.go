@@ -110,6 +110,9 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 		rep.Events += len(events)
 		for _, j := range jobs {
 			rep.Jobs++
+			if p != nil && p.OnJob != nil {
+				p.OnJob(j, byJob[j.ID])
+			}
 			if problem := verifyJob(j, byJob[j.ID]); problem != "" {
 				f := Finding{JobID: j.ID, Problem: problem}
 				rep.Findings = append(rep.Findings, f)
