@@ -1,7 +1,8 @@
+import datetime
 import threading
 import unittest
 
-from stint import (CancelRequested, Client, DeadLetter, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError,
+from stint import (CancelRequested, Client, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError,
                    TimeoutExceeded, Worker)
 
 from .server import ServerTestCase, wait_for
@@ -168,6 +169,22 @@ class WorkerTest(ServerTestCase):
         self.assertIsInstance(seen[0], LeaseLost)
         self.assertEqual([o.op for o in outcomes], [""])
         self.assertEqual(self.client.get(job["id"])["state"], "JOB_STATE_CANCELLED")
+
+    def test_deadline_passed(self) -> None:
+        seen = []
+        w = self.worker("p-deadline")
+
+        @w.handle("slow")
+        def slow(job):
+            job.aborted.wait(60)
+            seen.append(job.abort_reason)
+            job.raise_if_aborted()
+
+        deadline = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=3)
+        job = self.client.enqueue({"kind": "slow", "queue": "p-deadline", "deadline": deadline.isoformat().replace("+00:00", "Z")}).job
+        w.start()
+        self.assertEqual(self.finished(job["id"], "JOB_STATE_TIMED_OUT")["reasonCode"], "deadline")
+        self.assertIsInstance(seen[0], DeadlinePassed)
 
 
 if __name__ == "__main__":

@@ -308,7 +308,10 @@ export class Worker {
       return this.#outcome(a, "complete", c.job, c.error);
     }
     if (reason instanceof CancelRequested) return this.#ackCancel(a);
-    if (reason instanceof Shutdown || reason instanceof DeadlinePassed) return this.#release(a, reason.message);
+    if (reason instanceof Shutdown) return this.#release(a, reason.message);
+    // Not requeued: the server's timeouts service ends it timed out (a job
+    // requeued past its deadline would only be claimed and aborted again).
+    if (reason instanceof DeadlinePassed) return this.#release(a, reason.message, false);
     if (reason instanceof TimeoutExceeded) return this.#fail(a, "timeout", `${reason.message}: ${messageOf(err)}`, ErrorClass.TIMEOUT, ms);
     if (reason instanceof AbortReason) return this.#outcome(a, "", undefined, reason);
     if (err instanceof RetryAfter) return this.#fail(a, err.code, err.message, ErrorClass.TRANSIENT, ms, err.delayMs);
@@ -335,9 +338,9 @@ export class Worker {
   }
 
   /** #release requeues the job at once (no attempt spent); a job whose cancel was requested meanwhile is acknowledged instead. */
-  #release(a: Attempt, reason: string): Promise<void> {
+  #release(a: Attempt, reason: string, requeue = true): Promise<void> {
     const owner = a.job.owner();
-    return this.#ackIfCancelRequested(a, "release", () => this.#rpc.release({ owner, reason, requeue: true }));
+    return this.#ackIfCancelRequested(a, "release", () => this.#rpc.release({ owner, reason, requeue }));
   }
 
   /** #ackIfCancelRequested acknowledges the cancel when a report was refused because a cancel was requested meanwhile. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { CancelRequested, Client, DeadLetter, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError, TimeoutExceeded, Worker } from "../dist/index.js";
+import { CancelRequested, Client, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError, TimeoutExceeded, Worker } from "../dist/index.js";
 import { startServer, waitFor } from "./server.js";
 
 let srv, client;
@@ -174,4 +174,19 @@ test("a hard cancel takes the lease: the signal fires with LeaseLost and nothing
   assert.ok(reason instanceof LeaseLost, String(reason));
   assert.deepEqual(outcomes.map((o) => o.op), [""]);
   assert.equal((await client.get(job.id)).state, "JOB_STATE_CANCELLED");
+});
+
+test("a passed deadline aborts the handler and the job ends timed out", async () => {
+  const reasons = [];
+  const w = worker("t-deadline").handle("slow", async (job) => {
+    await new Promise((r) => (job.signal.aborted ? r() : job.signal.addEventListener("abort", r)));
+    reasons.push(job.signal.reason);
+    throw job.signal.reason;
+  });
+  const deadline = new Date(Date.now() + 3000).toISOString();
+  const { job } = await client.enqueue({ kind: "slow", queue: "t-deadline", deadline });
+  w.start();
+  const j = await finished(job.id, "JOB_STATE_TIMED_OUT").finally(() => w.stop());
+  assert.equal(j.reasonCode, "deadline");
+  assert.ok(reasons[0] instanceof DeadlinePassed, String(reasons));
 });

@@ -279,8 +279,12 @@ class Worker:
             return self._complete(a, value, ms)
         if isinstance(reason, CancelRequested):
             return self._report(a, "ack_cancel", "WorkerService/AckCancel", {})
-        if isinstance(reason, (Shutdown, DeadlinePassed)):
+        if isinstance(reason, Shutdown):
             return self._release(a, str(reason))
+        if isinstance(reason, DeadlinePassed):
+            # Not requeued: the server's timeouts service ends it timed out (a job
+            # requeued past its deadline would only be claimed and aborted again).
+            return self._release(a, str(reason), requeue=False)
         if isinstance(reason, TimeoutExceeded):
             return self._fail(a, "timeout", f"{reason}: {err}", "ERROR_CLASS_TIMEOUT", ms)
         if isinstance(reason, AbortReason):
@@ -348,9 +352,9 @@ class Worker:
             body["backoff"] = {k: (duration(v) if k in ("base", "max") else v) for k, v in self.backoff.items()}
         self._report(a, "fail", "WorkerService/Fail", body)
 
-    def _release(self, a: _Attempt, reason: str) -> None:
-        """Requeues the job at once (no attempt spent); a job whose cancel was requested meanwhile is acknowledged instead."""
-        self._ack_if_cancel_requested(a, "release", "WorkerService/Release", {"reason": reason, "requeue": True})
+    def _release(self, a: _Attempt, reason: str, requeue: bool = True) -> None:
+        """Gives the lease back, requeued at once by default (no attempt spent); a job whose cancel was requested meanwhile is acknowledged instead."""
+        self._ack_if_cancel_requested(a, "release", "WorkerService/Release", {"reason": reason, "requeue": requeue})
 
     def _ack_if_cancel_requested(self, a: _Attempt, op: str, method: str, body: Dict[str, Any]) -> None:
         try:
