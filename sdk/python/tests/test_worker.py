@@ -14,6 +14,16 @@ class WorkerTest(ServerTestCase):
         self.addCleanup(w.stop)
         return w
 
+    @staticmethod
+    def blocker(started: threading.Event, seen: list):
+        """A handler that waits for its abort, records the reason and raises it."""
+        def handler(job):
+            started.set()
+            job.aborted.wait(60)
+            seen.append(job.abort_reason)
+            job.raise_if_aborted()
+        return handler
+
     def finished(self, job_id: str, state: str) -> dict:
         return wait_for(f"job {job_id} {state}", lambda: (lambda j: j if j["state"] == state else None)(self.client.get(job_id)))
 
@@ -75,14 +85,7 @@ class WorkerTest(ServerTestCase):
         started, seen = threading.Event(), []
         # A 10-minute lease heartbeats every 200s: the cancel must come by the notices stream.
         w = self.worker("p-cancel", lease_ttl=600)
-
-        @w.handle("wait")
-        def wait(job):
-            started.set()
-            job.aborted.wait(60)
-            seen.append(job.abort_reason)
-            job.raise_if_aborted()
-
+        w.handle("wait", self.blocker(started, seen))
         w.start()
         job = self.client.enqueue({"kind": "wait", "queue": "p-cancel"}).job
         self.assertTrue(started.wait(30))
@@ -129,14 +132,7 @@ class WorkerTest(ServerTestCase):
     def test_shutdown_releases_without_spending_an_attempt(self) -> None:
         started, seen = threading.Event(), []
         w = self.worker("p-shutdown", shutdown_grace=0)
-
-        @w.handle("long")
-        def long(job):
-            started.set()
-            job.aborted.wait(60)
-            seen.append(job.abort_reason)
-            job.raise_if_aborted()
-
+        w.handle("long", self.blocker(started, seen))
         w.start()
         job = self.client.enqueue({"kind": "long", "queue": "p-shutdown", "maxAttempts": 1}).job
         self.assertTrue(started.wait(30))
@@ -152,14 +148,7 @@ class WorkerTest(ServerTestCase):
     def test_hard_cancel_loses_the_lease(self) -> None:
         started, seen, outcomes = threading.Event(), [], []
         w = self.worker("p-lost", lease_ttl=600, on_outcome=outcomes.append)
-
-        @w.handle("wait")
-        def wait(job):
-            started.set()
-            job.aborted.wait(60)
-            seen.append(job.abort_reason)
-            job.raise_if_aborted()
-
+        w.handle("wait", self.blocker(started, seen))
         w.start()
         job = self.client.enqueue({"kind": "wait", "queue": "p-lost"}).job
         self.assertTrue(started.wait(30))
