@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Runs", testRuns},
 		{"Outbox", testOutbox},
 		{"RunWalk", testRunWalk},
+		{"Differential", testDifferential},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
