@@ -199,4 +199,5 @@ func claimOrder(a, b *lifecycle.Job) int {
 	}
 	return 0
 }
+
 var _ store.ClaimStartTx = (*tx)(nil)
