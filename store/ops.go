@@ -137,6 +137,13 @@ func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Res
 // only the row may refuse it (the record may be older than the row).
 var errHeldRejected = errors.New("store: a held record refuses the completion; judge the row")
 
+// WriteHint is implemented by a driver's Tx that does better knowing, before
+// its first statement, that the transaction will write (PostgreSQL assigns
+// the transaction's id with its first round trip instead of at COMMIT).
+type WriteHint interface {
+	WillWrite()
+}
+
 // usable reports whether p's Held record may stand for the row.
 func usable(p JobCompleteParams) bool {
 	return p.Held != nil && p.Held.ID == p.JobID && p.Held.LeaseID == p.LeaseID
@@ -155,7 +162,11 @@ func (e *engine) complete(ctx context.Context, ps []JobCompleteParams, useHeld b
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]Result, len(ps))
 		byID := make(map[string]lifecycle.Job, len(ps))
-		if len(ids) > 0 {
+		if len(ids) == 0 {
+			if h, ok := tx.(WriteHint); ok {
+				h.WillWrite()
+			}
+		} else {
 			jobs, err := tx.JobGet(ctx, ids)
 			if err != nil {
 				return err

@@ -20,6 +20,11 @@ const (
 	// it has neither written nor locked a row). It follows the first
 	// statement of a transaction in the same batch; see tx.send.
 	qClock = `SELECT statement_timestamp(), coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`
+	// qClockAssign is qClock for a write transaction that asks the time
+	// before its first statement (a completion of held records, which
+	// reads no row): it assigns the transaction's id there, which COMMIT
+	// would otherwise cost a round trip of its own for (see tx.commit).
+	qClockAssign = `SELECT statement_timestamp(), pg_current_xact_id()::text::bigint`
 	// qXactIDAssign is the transaction's id, assigning one if it has none.
 	qXactIDAssign = `SELECT pg_current_xact_id()::text::bigint`
 	// qXactStatus tells whether a transaction committed: committed,
