@@ -53,14 +53,7 @@ UPDATE jobs u SET
 FROM now, (
     SELECT c.*, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS ord
     FROM (
-        SELECT c.*
-        FROM unnest($1::text[], $5::int[], $6::timestamptz[], $7::text[]) AS q(queue, mark_priority, mark_at, mark_id)
-        CROSS JOIN LATERAL (
-            SELECT * FROM jobs
-            WHERE state = 'queued' AND jobs.queue = q.queue
-              AND (-jobs.priority, jobs.created_at, jobs.id) >= (q.mark_priority, q.mark_at, q.mark_id)
-              AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-              AND ($4::text[] IS NULL OR cardinality($4::text[]) = 0 OR topic ~ ANY($4::text[]))
+        SELECT c.*` + claimWalk + `
               AND jobs.failures < jobs.max_attempts
               AND (SELECT ok FROM fresh)
             ORDER BY -jobs.priority, jobs.created_at, jobs.id

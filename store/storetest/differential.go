@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func (d *differential) claim() {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return cmpString(a.ID, b.ID)
+		return strings.Compare(a.ID, b.ID)
 	})
 	want = want[:min(limit, len(want))]
 	if len(got) != len(want) {
@@ -267,14 +268,4 @@ func (d *differential) compare(step int) {
 			}
 		}
 	}
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
