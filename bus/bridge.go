@@ -23,6 +23,7 @@ type Bridge struct {
 	log *slog.Logger
 	m   *metrics
 	ev  *eventCache
+	out *inflight
 
 	mu     sync.Mutex
 	nc     *nats.Conn
@@ -41,7 +42,7 @@ func New(st store.Store, cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{st: st, cfg: c, log: c.Logger.With("component", "bus"), m: m, ev: newEventCache()}, nil
+	return &Bridge{st: st, cfg: c, log: c.Logger.With("component", "bus"), m: m, ev: newEventCache(), out: newInflight()}, nil
 }
 
 // Start connects to NATS, creates the streams, consumers and the outbox

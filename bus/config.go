@@ -74,6 +74,10 @@ type Config struct {
 	// MaxInFlight bounds the unacknowledged messages of each consumer
 	// (JetStream MaxAckPending). Defaults to 1000.
 	MaxInFlight int
+	// MaxDispatched bounds the jobs out with bus workers at once (per
+	// bridge): more would wait in the dispatch stream while their leases
+	// run. Defaults to 500.
+	MaxDispatched int
 	// Batch is the most messages fetched, or jobs claimed, at a time.
 	// Defaults to 100.
 	Batch int
@@ -130,6 +134,7 @@ func (c Config) WithDefaults() Config {
 	}
 	num(&c.MaxInFlight, 1000)
 	num(&c.Batch, 100)
+	num(&c.MaxDispatched, 500)
 	num(&c.MaxPayloadBytes, lifecycle.MaxPayloadBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
