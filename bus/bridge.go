@@ -57,7 +57,11 @@ func (b *Bridge) Start(ctx context.Context) error {
 	}
 	nc, err := nats.Connect(b.cfg.URL, nats.Name("stint-bus-"+b.cfg.Name), nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true), nats.CustomReconnectDelay(reconnectDelay),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { b.log.Warn("bus disconnected", "err", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.log.Warn("bus disconnected", "err", err)
+			}
+		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { b.log.Info("bus reconnected", "server", c.ConnectedUrlRedacted()) }))
 	if err != nil {
 		return fmt.Errorf("bus: connect to %s: %w", b.cfg.URL, err)
