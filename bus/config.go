@@ -78,6 +78,10 @@ type Config struct {
 	// bridge): more would wait in the dispatch stream while their leases
 	// run. Defaults to 500.
 	MaxDispatched int
+	// Concurrency is how many messages of a fetched batch are handled at
+	// once (messages about the same job always in order, one at a time):
+	// the store commits concurrent writes together. Defaults to 32.
+	Concurrency int
 	// Batch is the most messages fetched, or jobs claimed, at a time.
 	// Defaults to 100.
 	Batch int
@@ -135,6 +139,7 @@ func (c Config) WithDefaults() Config {
 	num(&c.MaxInFlight, 1000)
 	num(&c.Batch, 100)
 	num(&c.MaxDispatched, 500)
+	num(&c.Concurrency, 32)
 	num(&c.MaxPayloadBytes, lifecycle.MaxPayloadBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -14,7 +14,10 @@ import (
 )
 
 // dispatch claims the jobs of WorkerTopics and publishes each on
-// DispatchPrefix + topic with its fencing token, until ctx ends. It claims
+// DispatchPrefix + topic with its fencing token, until ctx ends. A job is
+// claimed and started in one transaction, as the in-process pool does: its
+// events still say DISPATCHED then RUNNING, its lease and its per-attempt
+// timeout run from the dispatch, and each result costs one write. It claims
 // nothing while the bus is away: a claimed job that cannot be published
 // would wait out its lease for nothing.
 func (b *Bridge) dispatch(ctx context.Context) {
@@ -64,7 +67,7 @@ func (b *Bridge) dispatchOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	jobs, err := b.st.JobClaim(ctx, &store.JobClaimParams{WorkerID: b.cfg.owner(), Queues: []string{b.cfg.Queue},
-		Topics: b.cfg.WorkerTopics, Limit: limit, LeaseTTL: b.cfg.LeaseTTL})
+		Topics: b.cfg.WorkerTopics, Limit: limit, LeaseTTL: b.cfg.LeaseTTL, Start: true})
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}

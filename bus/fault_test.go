@@ -135,7 +135,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := os.ReadFile(child.log)
-			t.Logf("stint's log:\n%s", tail(out, 4000))
+			t.Logf("stint's log:\n%s", tail(out, 20000))
 		}
 	})
 
@@ -217,6 +217,15 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	}
 	defer st.Close()
 	var all []lifecycle.Job
+	t.Cleanup(func() {
+		if t.Failed() {
+			states := map[string]int{}
+			for _, j := range all {
+				states[fmt.Sprintf("%s/attempt %d", j.State, j.Attempt)]++
+			}
+			t.Logf("%d jobs by state: %v", len(all), states)
+		}
+	})
 	eventually(t, "every job to end", func() bool {
 		all = jobs(t, st)
 		if len(all) < n {

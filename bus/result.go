@@ -14,7 +14,16 @@ import (
 
 // results applies bus workers' JobResults until ctx ends.
 func (b *Bridge) results(ctx context.Context) {
-	b.consume(ctx, b.cfg.ResultStream, nil, b.applyResult)
+	b.consume(ctx, b.cfg.ResultStream, nil, resultKey, b.applyResult)
+}
+
+// resultKey keeps a batch's results about one job in order.
+func resultKey(m jetstream.Msg) string {
+	var r struct {
+		ID string `json:"stint_job_id"`
+	}
+	_ = json.Unmarshal(m.Data(), &r)
+	return r.ID
 }
 
 // Reasons a result changed nothing (the ignored metric's label).
