@@ -134,7 +134,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	cfg.LeaseTTL = 30 * time.Second
 	cfg.MaxDispatched = 200
 	cfg.MaxAttempts = 20
-	db := filepath.Join(t.TempDir(), "stint.db")
+	db := filepath.Join(cmpOr(os.Getenv("DEBUG_BUS_DIR"), t.TempDir()), "stint.db")
 	child := &stintProc{t: t, spec: childSpec{DB: db, Config: cfg}, log: cmpOr(os.Getenv("DEBUG_BUS_LOG"), filepath.Join(t.TempDir(), "stint.log"))}
 	child.start()
 	t.Cleanup(child.kill)
