@@ -163,6 +163,15 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	defer stop()
 	go faultyWorker(ctx, js, cfg)
 
+	restart := func(what string) {
+		if what == "nats" {
+			srv.kill()
+			srv.start()
+		} else {
+			child.kill()
+			child.start()
+		}
+	}
 	n := *faultRequests
 	var published atomic.Int64
 	faults := make(chan string, 3)
@@ -192,28 +201,14 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 				break
 			}
 			t.Logf("at %d of %d requests: kill -9 %s and restart", i+1, n, what)
-			if what == "nats" {
-				srv.kill()
-				srv.start()
-			} else {
-				child.kill()
-				child.start()
-			}
+			restart(what)
 		default:
 		}
 	}
-	if faults == nil {
-		faults = make(chan string)
-		close(faults)
-	}
-	for what := range faults { // any left (a tiny n); nil once all came
-		t.Logf("after the requests: kill -9 %s and restart", what)
-		if what == "nats" {
-			srv.kill()
-			srv.start()
-		} else {
-			child.kill()
-			child.start()
+	if faults != nil {
+		for what := range faults { // any left (a tiny n)
+			t.Logf("after the requests: kill -9 %s and restart", what)
+			restart(what)
 		}
 	}
 
