@@ -32,7 +32,7 @@ func (a *app) benchBusCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			st, where, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), false)
+			st, where, _, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), false)
 			if err != nil {
 				return err
 			}

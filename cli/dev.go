@@ -111,6 +111,9 @@ func parseQueues(s string, def int) (map[string]int, []string, error) {
 		if name == "" {
 			return nil, nil, usageErrorf("--queues %q has an empty queue name: expected NAME or NAME=WORKERS, comma-separated, such as default,batch=4", s)
 		}
+		if err := lifecycle.CheckName("queue", name); err != nil {
+			return nil, nil, usageErrorf("--queues: %v", err)
+		}
 		if _, dup := queues[name]; dup {
 			return nil, nil, usageErrorf("--queues %q names queue %q twice", s, name)
 		}
@@ -136,7 +139,11 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 	// The services say what they changed (Info); the pool's and the
 	// election's Info lines would repeat narrate's and the banner's.
 	logger, quiet := devLogger(out, slog.LevelInfo), devLogger(out, slog.LevelWarn)
-	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+	mopts, err := a.metricsOptions()
+	if err != nil {
+		return err
+	}
+	if st, err = observe(ctx, st, a.env.Clock, quiet, time.Second, mopts...); err != nil { // metrics, /stats and the dashboard (obs)
 		return err
 	}
 

@@ -127,7 +127,11 @@ func (a *app) runServer(ctx context.Context, out io.Writer, o serverOptions) (er
 	}
 	defer closeStore(st, &err)
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if st, err = observe(ctx, st, a.env.Clock, logger, 5*time.Second); err != nil { // metrics, /stats and the dashboard (obs)
+	mopts, err := a.metricsOptions()
+	if err != nil {
+		return err
+	}
+	if st, err = observe(ctx, st, a.env.Clock, logger, 5*time.Second, mopts...); err != nil { // metrics, /stats and the dashboard (obs)
 		return err
 	}
 	m, err := maintenance.New(st, &maintenance.Config{Logger: logger, Clock: a.env.Clock})
