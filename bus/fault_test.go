@@ -355,6 +355,8 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
+// cmpOr is a when set: DEBUG_BUS_DIR and DEBUG_BUS_LOG keep the fault
+// test's database and stint's log where they name, for a look afterwards.
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
