@@ -173,6 +173,9 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		}
 	}
 	n := *faultRequests
+	if testing.Short() {
+		n = min(n, 300)
+	}
 	var published atomic.Int64
 	faults := make(chan string, 3)
 	go func() {
