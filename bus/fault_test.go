@@ -64,6 +64,7 @@ func (p *natsProc) start() {
 	p.t.Helper()
 	p.cmd = exec.Command("nats-server", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(p.port), "-sd", p.dir)
 	p.cmd.Stdout, p.cmd.Stderr = nil, nil
+	dieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
@@ -103,6 +104,7 @@ func (s *stintProc) start() {
 		s.t.Fatal(err)
 	}
 	s.cmd.Stdout, s.cmd.Stderr = f, f
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
