@@ -29,10 +29,17 @@ func (a *app) jobsShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), j)
+				steps, err := jobSteps(cmd, st, j.ID)
+				if err != nil {
+					return err
 				}
-				return writeJobDetail(cmd.OutOrStdout(), j)
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), jobWithSteps{Job: j, Steps: steps})
+				}
+				if err := writeJobDetail(cmd.OutOrStdout(), j); err != nil {
+					return err
+				}
+				return writeSteps(cmd.OutOrStdout(), steps)
 			})
 		}),
 	}
