@@ -210,3 +210,44 @@ func (c *Client) Steps(ctx context.Context, id string) ([]store.StepRecord, erro
 	}
 	return ss.JobSteps(ctx, id)
 }
+
+// TxStepper is a store that runs a step's function in a transaction of its
+// own database and records the step in that same transaction: the
+// PostgreSQL driver (*postgres.Driver, with Tx = pgx.Tx).
+type TxStepper[Tx any] interface {
+	StepInTx(ctx context.Context, p *store.JobStepParams, fn func(context.Context, Tx) (json.RawMessage, error)) (store.StepRecord, error)
+}
+
+// StepTx is a transactional step: fn gets the transaction in which the
+// step's record will commit (db is the job store's PostgreSQL driver), so
+// the handler's own writes to that database and the step's result commit
+// together, fenced by the attempt's lease like every step. A stale lease,
+// an error of fn or a failed commit rolls both back, and the next attempt
+// runs the step again; once committed, replays return the recorded result.
+// Database side effects happen exactly once.
+func StepTx[T, Tx any](ctx context.Context, j *Job, db TxStepper[Tx], name string, fn func(context.Context, Tx) (T, error)) (T, error) {
+	var zero T
+	out, err := j.steps().DoWith(ctx, name, func(ctx context.Context, p *store.JobStepParams) (store.StepRecord, error) {
+		began := j.a.p.clock.Now()
+		return db.StepInTx(ctx, p, func(ctx context.Context, tx Tx) (json.RawMessage, error) {
+			v, err := fn(ctx, tx)
+			if err != nil {
+				return nil, err
+			}
+			p.DurationMS = j.a.p.clock.Now().Sub(began).Milliseconds()
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
+			}
+			return b, nil
+		})
+	})
+	if err != nil {
+		return zero, stepError(err)
+	}
+	var v T
+	if err := json.Unmarshal(out, &v); err != nil {
+		return zero, stepError(fmt.Errorf("%w: step %q recorded %s, which does not decode into %T: %v", step.ErrNondeterministic, name, clipOutput(out), v, err))
+	}
+	return v, nil
+}

@@ -147,3 +147,34 @@ func (r *Run) Now(ctx context.Context) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// DoWith runs the step name through record, which both runs its function
+// and records the output with the params it is given (a transactional step:
+// the function's writes and the record commit together). On replay it
+// returns the recorded output without calling record.
+func (r *Run) DoWith(ctx context.Context, name string, record func(ctx context.Context, p *store.JobStepParams) (store.StepRecord, error)) (json.RawMessage, error) {
+	seq, rec, err := r.take(ctx, name, store.StepRun)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return replayed(rec)
+	}
+	if err := r.before(ctx); err != nil {
+		return nil, err
+	}
+	j := r.host.Record()
+	p := &store.JobStepParams{OwnerParams: store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}, Seq: seq, Name: name,
+		Kind: store.StepRun, Status: store.StepOK}
+	saved, err := record(context.WithoutCancel(ctx), p)
+	switch {
+	case err == nil:
+		r.mu.Lock()
+		r.taken++
+		r.mu.Unlock()
+		return replayed(&saved)
+	case errors.Is(err, store.ErrValidation):
+		return nil, fmt.Errorf("%w: step %d %q: %w", ErrSaveFailed, seq, name, err)
+	}
+	return nil, err
+}
