@@ -110,6 +110,12 @@ func (j *Job) Sleep(ctx context.Context, name string, d time.Duration) error {
 	return stepError(j.steps().Sleep(ctx, name, d))
 }
 
+// SleepUntil sleeps durably until t, by the store's clock, as the step
+// name; see [Job.Sleep].
+func (j *Job) SleepUntil(ctx context.Context, name string, t time.Time) error {
+	return stepError(j.steps().SleepUntil(ctx, name, t))
+}
+
 // WaitSignal waits up to timeout for the signal name ([Client.Signal]) as
 // the step name: it returns the signal's payload and true, or false when
 // the timeout passed first. A signal sent before the wait counts; the first

@@ -74,4 +74,3 @@ func appendLine(path, line string) error {
 	}
 	return f.Close()
 }
-
