@@ -114,6 +114,9 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 		rep.Events += len(events)
 		for _, j := range jobs {
 			rep.Jobs++
+			if p != nil && p.OnJob != nil {
+				p.OnJob(j, byJob[j.ID])
+			}
 			problem := verifyJob(j, byJob[j.ID])
 			if problem == "" {
 				problem = verifySteps(byJob[j.ID], steps[j.ID])
