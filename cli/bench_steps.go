@@ -27,7 +27,7 @@ func (a *app) benchStepsCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
-			st, where, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), keep)
+			st, where, _, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), keep)
 			if err != nil {
 				return err
 			}
