@@ -54,23 +54,34 @@ func Step[T any](ctx context.Context, j *Job, name string, fn func(context.Conte
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var zero T
 	out, err := j.steps().Do(ctx, name, o, func(ctx context.Context) (json.RawMessage, error) {
 		v, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
-		}
-		return b, nil
+		return marshalStep(name, v)
 	})
+	return decodeStep[T](name, out, err)
+}
+
+// marshalStep is a step's result as it is recorded.
+func marshalStep(name string, v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return zero, stepError(err)
+		return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
 	}
+	return b, nil
+}
+
+// decodeStep turns a step's recorded output (or its error) into the
+// step's typed result.
+func decodeStep[T any](name string, out json.RawMessage, err error) (T, error) {
 	var v T
+	if err != nil {
+		return v, stepError(err)
+	}
 	if err := json.Unmarshal(out, &v); err != nil {
+		var zero T
 		return zero, stepError(fmt.Errorf("%w: step %q recorded %s, which does not decode into %T: %v", step.ErrNondeterministic, name, clipOutput(out), v, err))
 	}
 	return v, nil
@@ -232,7 +243,6 @@ type TxStepper[Tx any] interface {
 // runs the step again; once committed, replays return the recorded result.
 // Database side effects happen exactly once.
 func StepTx[T, Tx any](ctx context.Context, j *Job, db TxStepper[Tx], name string, fn func(context.Context, Tx) (T, error)) (T, error) {
-	var zero T
 	out, err := j.steps().DoWith(ctx, name, func(ctx context.Context, p *store.JobStepParams) (store.StepRecord, error) {
 		began := j.a.p.clock.Now()
 		return db.StepInTx(ctx, p, func(ctx context.Context, tx Tx) (json.RawMessage, error) {
@@ -241,19 +251,8 @@ func StepTx[T, Tx any](ctx context.Context, j *Job, db TxStepper[Tx], name strin
 				return nil, err
 			}
 			p.DurationMS = j.a.p.clock.Now().Sub(began).Milliseconds()
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
-			}
-			return b, nil
+			return marshalStep(name, v)
 		})
 	})
-	if err != nil {
-		return zero, stepError(err)
-	}
-	var v T
-	if err := json.Unmarshal(out, &v); err != nil {
-		return zero, stepError(fmt.Errorf("%w: step %q recorded %s, which does not decode into %T: %v", step.ErrNondeterministic, name, clipOutput(out), v, err))
-	}
-	return v, nil
+	return decodeStep[T](name, out, err)
 }

@@ -40,17 +40,7 @@ func TestStepsHelperProcess(t *testing.T) {
 		t.Skip("the worker process of TestStepsSIGKILL")
 	}
 	ctx := context.Background()
-	var s store.Store
-	var err error
-	if path := os.Getenv(envChildSQLite); path != "" {
-		s, err = sqlite.OpenStore(ctx, path, sqlite.Options{})
-	} else {
-		s, err = postgres.OpenStore(ctx, os.Getenv(envChildPGURL), postgres.Options{Schema: os.Getenv(envChildPGSchema), MaxConns: 8})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child: open the store:", err)
-		os.Exit(2)
-	}
+	s := openChildStore(ctx, 8)
 	mux := stint.NewMux()
 	demo.Register(mux, clock.System{})
 	p, err := stint.NewPool(s, mux, stint.Config{WorkerID: "steps-" + strconv.Itoa(os.Getpid()), LeaseTTL: 2 * time.Second,
@@ -127,6 +117,23 @@ func TestStepsSIGKILL(t *testing.T) {
 		}
 		t.Logf("%d jobs, %d kills; %d step runs repeated because a kill came inside the step, before its record committed", n, kills, extra)
 	})
+}
+
+// openChildStore opens, in a child process, the store its environment
+// names, or exits.
+func openChildStore(ctx context.Context, maxConns int32) store.Store {
+	var s store.Store
+	var err error
+	if path := os.Getenv(envChildSQLite); path != "" {
+		s, err = sqlite.OpenStore(ctx, path, sqlite.Options{})
+	} else {
+		s, err = postgres.OpenStore(ctx, os.Getenv(envChildPGURL), postgres.Options{Schema: os.Getenv(envChildPGSchema), MaxConns: maxConns})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child: open the store:", err)
+		os.Exit(2)
+	}
+	return s
 }
 
 func startStepsChild(t *testing.T, e *env) *child {
