@@ -27,6 +27,21 @@ func jobSteps(cmd *cobra.Command, st store.Store, id string) ([]store.StepRecord
 	return ss.JobSteps(cmd.Context(), id)
 }
 
+// withJobSteps reads the job id and its steps and hands them to fn.
+func (a *app) withJobSteps(cmd *cobra.Command, id string, fn func(lifecycle.Job, []store.StepRecord) error) error {
+	return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
+		j, err := st.JobGet(cmd.Context(), id)
+		if err != nil {
+			return err
+		}
+		steps, err := jobSteps(cmd, st, j.ID)
+		if err != nil {
+			return err
+		}
+		return fn(j, steps)
+	})
+}
+
 // jobWithSteps is the JSON of `stint jobs show --json`: the job's fields
 // and its recorded steps.
 type jobWithSteps struct {
@@ -54,15 +69,7 @@ func (a *app) jobsExportStepsCmd() *cobra.Command {
 		Short: "Print a job's recorded steps as a golden file for stinttest.ReplayGolden",
 		Args:  oneJobID,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
-				j, err := st.JobGet(cmd.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				steps, err := jobSteps(cmd, st, j.ID)
-				if err != nil {
-					return err
-				}
+			return a.withJobSteps(cmd, args[0], func(j lifecycle.Job, steps []store.StepRecord) error {
 				return writeJSON(cmd.OutOrStdout(), step.GoldenOf(j, steps))
 			})
 		}),
