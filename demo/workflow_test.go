@@ -35,7 +35,9 @@ func TestWorkflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if j.State != stint.Succeeded || j.Attempt != 2 || string(j.Result) != `{"steps":["step1","step2","step3"]}` {
+	// (Attempt is 2 when the sleep handed the lease back, 1 when a slow
+	// machine had already slept its millisecond by the time it looked.)
+	if j.State != stint.Succeeded || string(j.Result) != `{"steps":["step1","step2","step3"]}` {
 		t.Fatalf("job %s attempt %d result %s", j.State, j.Attempt, j.Result)
 	}
 	b, err := os.ReadFile(log)
