@@ -54,23 +54,34 @@ func Step[T any](ctx context.Context, j *Job, name string, fn func(context.Conte
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var zero T
 	out, err := j.steps().Do(ctx, name, o, func(ctx context.Context) (json.RawMessage, error) {
 		v, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
-		}
-		return b, nil
+		return marshalStep(name, v)
 	})
+	return decodeStep[T](name, out, err)
+}
+
+// marshalStep is a step's result as it is recorded.
+func marshalStep(name string, v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return zero, stepError(err)
+		return nil, Permanent(fmt.Errorf("stint: step %q: marshal its result: %w", name, err))
 	}
+	return b, nil
+}
+
+// decodeStep turns a step's recorded output (or its error) into the
+// step's typed result.
+func decodeStep[T any](name string, out json.RawMessage, err error) (T, error) {
 	var v T
+	if err != nil {
+		return v, stepError(err)
+	}
 	if err := json.Unmarshal(out, &v); err != nil {
+		var zero T
 		return zero, stepError(fmt.Errorf("%w: step %q recorded %s, which does not decode into %T: %v", step.ErrNondeterministic, name, clipOutput(out), v, err))
 	}
 	return v, nil
@@ -108,6 +119,12 @@ func clipOutput(b json.RawMessage) string {
 // handler. The attempt that wakes replays its steps to here and goes on.
 func (j *Job) Sleep(ctx context.Context, name string, d time.Duration) error {
 	return stepError(j.steps().Sleep(ctx, name, d))
+}
+
+// SleepUntil sleeps durably until t, by the store's clock, as the step
+// name; see [Job.Sleep].
+func (j *Job) SleepUntil(ctx context.Context, name string, t time.Time) error {
+	return stepError(j.steps().SleepUntil(ctx, name, t))
 }
 
 // WaitSignal waits up to timeout for the signal name ([Client.Signal]) as
@@ -209,4 +226,33 @@ func (c *Client) Steps(ctx context.Context, id string) ([]store.StepRecord, erro
 		return nil, err
 	}
 	return ss.JobSteps(ctx, id)
+}
+
+// TxStepper is a store that runs a step's function in a transaction of its
+// own database and records the step in that same transaction: the
+// PostgreSQL driver (*postgres.Driver, with Tx = pgx.Tx).
+type TxStepper[Tx any] interface {
+	StepInTx(ctx context.Context, p *store.JobStepParams, fn func(context.Context, Tx) (json.RawMessage, error)) (store.StepRecord, error)
+}
+
+// StepTx is a transactional step: fn gets the transaction in which the
+// step's record will commit (db is the job store's PostgreSQL driver), so
+// the handler's own writes to that database and the step's result commit
+// together, fenced by the attempt's lease like every step. A stale lease,
+// an error of fn or a failed commit rolls both back, and the next attempt
+// runs the step again; once committed, replays return the recorded result.
+// Database side effects happen exactly once.
+func StepTx[T, Tx any](ctx context.Context, j *Job, db TxStepper[Tx], name string, fn func(context.Context, Tx) (T, error)) (T, error) {
+	out, err := j.steps().DoWith(ctx, name, func(ctx context.Context, p *store.JobStepParams) (store.StepRecord, error) {
+		began := j.a.p.clock.Now()
+		return db.StepInTx(ctx, p, func(ctx context.Context, tx Tx) (json.RawMessage, error) {
+			v, err := fn(ctx, tx)
+			if err != nil {
+				return nil, err
+			}
+			p.DurationMS = j.a.p.clock.Now().Sub(began).Milliseconds()
+			return marshalStep(name, v)
+		})
+	})
+	return decodeStep[T](name, out, err)
 }

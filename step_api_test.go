@@ -124,6 +124,10 @@ func TestStepSleepSpendsNoAttempt(t *testing.T) {
 			if err := j.Sleep(ctx, "nap", time.Minute); err != nil {
 				return err
 			}
+			// Until a time already past: no suspend, no new attempt.
+			if err := j.SleepUntil(ctx, "no-wait", time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+				return err
+			}
 			_, err := stint.Step(ctx, j, "after", r.fn("after", 2))
 			return err
 		}))

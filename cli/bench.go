@@ -73,6 +73,7 @@ func (a *app) benchCmd() *cobra.Command {
 	cmd.AddCommand(a.benchSoakCmd())
 	cmd.AddCommand(a.benchHistoryCmd())
 	cmd.AddCommand(a.benchBusCmd())
+	cmd.AddCommand(a.benchStepsCmd()) // cli/bench_steps.go
 	return cmd
 }
 

@@ -252,6 +252,7 @@ func (a *app) devBanner(out io.Writer, queues map[string]int, order []string) {
 	fmt.Fprintf(out, "\nFrom a second terminal:\n")
 	fmt.Fprintf(out, "  %s enqueue%s --kind demo.sleep --payload '{\"ms\":500}'\n", prog, flags)
 	fmt.Fprintf(out, "  %s enqueue%s --kind demo.fail --max-attempts 2     # ends in the dead-letter queue\n", prog, flags)
+	fmt.Fprintf(out, "  %s enqueue%s --kind demo.workflow --payload '{\"sleep_ms\":5000,\"log\":\"steps.log\"}'  # durable steps\n", prog, flags)
 	fmt.Fprintf(out, "  %s jobs ls%s\n", prog, flags)
 	fmt.Fprintf(out, "  %s jobs events%s ID\n", prog, flags)
 	fmt.Fprintf(out, "  %s dlq ls%s\n", prog, flags)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,7 +99,9 @@ func TestDev(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
 	d := startDev(t, "--db", db, "dev", "--shutdown-grace", "0")
-	eventually(t, "the demo jobs to be enqueued", func() bool { return strings.Contains(d.out.String(), "enqueued 6 demo jobs") })
+	eventually(t, "the demo jobs to be enqueued", func() bool {
+		return strings.Contains(d.out.String(), fmt.Sprintf("enqueued %d demo jobs", len(demo.Specs(""))))
+	})
 
 	st, err := sqlite.OpenStore(t.Context(), db, sqlite.Options{})
 	if err != nil {
@@ -136,7 +139,7 @@ func TestDev(t *testing.T) {
 				}
 			}
 		}
-		return len(jobs) == 14 // 6 demo jobs, the demo run's 4, and the 4 above
+		return len(jobs) == len(demo.Specs(""))+8 // the demo jobs, the demo run's 4, and the 4 above
 	})
 	runs, err := st.RunList(ctx, &store.RunListParams{})
 	if err != nil || len(runs) != 1 || runs[0].State != lifecycle.RunSucceeded {
@@ -148,7 +151,7 @@ func TestDev(t *testing.T) {
 
 	want := map[string]lifecycle.State{
 		demo.KindNoop: lifecycle.Succeeded, demo.KindFlaky: lifecycle.Succeeded, demo.KindProgress: lifecycle.Succeeded,
-		demo.KindFail: lifecycle.DeadLettered, "not.a.demo.kind": lifecycle.Queued,
+		demo.KindFail: lifecycle.DeadLettered, "not.a.demo.kind": lifecycle.Queued, demo.KindWorkflow: lifecycle.Succeeded,
 	}
 	jobs, err = st.JobList(ctx, &store.JobListParams{Limit: 100})
 	if err != nil {

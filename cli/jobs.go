@@ -11,7 +11,9 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsShowCmd(),
 		a.jobsEventsCmd(),
 		a.jobsCancelCmd(),
-		a.jobsLogsCmd(), // cli/jobs_logs.go: the output stint worker --exec keeps
+		a.jobsLogsCmd(),        // cli/jobs_logs.go: the output stint worker --exec keeps
+		a.jobsSignalCmd(),      // cli/jobs_steps.go
+		a.jobsExportStepsCmd(), // cli/jobs_steps.go
 	)
 }
 

@@ -24,15 +24,14 @@ func (a *app) jobsShowCmd() *cobra.Command {
 		Short: "Show one job",
 		Args:  oneJobID,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd.Context(), mustExist, func(st store.Store) error {
-				j, err := st.JobGet(cmd.Context(), args[0])
-				if err != nil {
+			return a.withJobSteps(cmd, args[0], func(j lifecycle.Job, steps []store.StepRecord) error {
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), jobWithSteps{Job: j, Steps: steps})
+				}
+				if err := writeJobDetail(cmd.OutOrStdout(), j); err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), j)
-				}
-				return writeJobDetail(cmd.OutOrStdout(), j)
+				return writeSteps(cmd.OutOrStdout(), steps)
 			})
 		}),
 	}

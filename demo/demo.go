@@ -30,7 +30,7 @@ const (
 )
 
 // Kinds lists the demo kinds, sorted.
-var Kinds = []string{KindFail, KindFlaky, KindNoop, KindProgress, KindSleep}
+var Kinds = []string{KindFail, KindFlaky, KindNoop, KindProgress, KindSleep, KindWorkflow}
 
 // Defaults of the payload fields.
 const (
@@ -52,6 +52,7 @@ func Register(mux *stint.Mux, c clock.Clock) {
 	mux.HandleFunc(KindFlaky, h.flaky)
 	mux.HandleFunc(KindFail, h.fail)
 	mux.HandleFunc(KindProgress, h.progress)
+	mux.HandleFunc(KindWorkflow, h.workflow) // workflow.go
 }
 
 // Specs returns a set of demo jobs in queue (empty: the default queue)
@@ -72,6 +73,7 @@ func Specs(queue string) []stint.Spec {
 		spec(KindFlaky, `{"failures": 2}`),
 		spec(KindFail, ""),
 		spec(KindProgress, `{"steps": 5, "ms": 200}`),
+		spec(KindWorkflow, `{"sleep_ms": 500}`),
 	}
 }
 

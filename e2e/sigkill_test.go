@@ -17,9 +17,6 @@ import (
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/store"
-	"github.com/stint-dev/stint/store/postgres"
-	"github.com/stint-dev/stint/store/sqlite"
 )
 
 // The environment of a child process: the database, and its pool's lease.
@@ -43,17 +40,7 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("the worker process of TestSIGKILL")
 	}
 	ctx := context.Background()
-	var s store.Store
-	var err error
-	if path := os.Getenv(envChildSQLite); path != "" {
-		s, err = sqlite.OpenStore(ctx, path, sqlite.Options{})
-	} else {
-		s, err = postgres.OpenStore(ctx, os.Getenv(envChildPGURL), postgres.Options{Schema: os.Getenv(envChildPGSchema), MaxConns: 4})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child: open the store:", err)
-		os.Exit(2)
-	}
+	s := openChildStore(ctx, 4) // steps_kill_test.go
 	lease, err := time.ParseDuration(os.Getenv(envChildLease))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child: lease:", err)

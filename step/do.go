@@ -56,15 +56,9 @@ func (f *Failed) ErrorCode() string { return f.Err.Code }
 // budget and cancellation, calls fn under the policy of opts, and records
 // its output before returning it.
 func (r *Run) Do(ctx context.Context, name string, opts Options, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	seq, rec, err := r.take(ctx, name, store.StepRun)
-	if err != nil {
-		return nil, err
-	}
-	if rec != nil {
-		return replayed(rec)
-	}
-	if err := r.before(ctx); err != nil {
-		return nil, err
+	seq, out, done, err := r.runStep(ctx, name)
+	if done || err != nil {
+		return out, err
 	}
 	began := r.host.Clock().Now()
 	out, ferr := r.call(ctx, name, seq, opts, fn)
@@ -82,6 +76,21 @@ func (r *Run) Do(ctx context.Context, name string, opts Options, fn func(context
 		return nil, err
 	}
 	return replayed(&saved)
+}
+
+// runStep takes the place of the run step name: done with its recorded
+// output on replay; otherwise the place (seq) once the budget and
+// cancellation allow the step to run.
+func (r *Run) runStep(ctx context.Context, name string) (seq int, out json.RawMessage, done bool, err error) {
+	seq, rec, err := r.take(ctx, name, store.StepRun)
+	if err != nil {
+		return seq, nil, true, err
+	}
+	if rec != nil {
+		out, err = replayed(rec)
+		return seq, out, true, err
+	}
+	return seq, nil, false, r.before(ctx)
 }
 
 // call runs fn, again under Retry while it fails and attempts remain.
@@ -146,4 +155,29 @@ func (r *Run) Now(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: step %d holds no time: %v", ErrNondeterministic, seq, err)
 	}
 	return t, nil
+}
+
+// DoWith runs the step name through record, which both runs its function
+// and records the output with the params it is given (a transactional step:
+// the function's writes and the record commit together). On replay it
+// returns the recorded output without calling record.
+func (r *Run) DoWith(ctx context.Context, name string, record func(ctx context.Context, p *store.JobStepParams) (store.StepRecord, error)) (json.RawMessage, error) {
+	seq, out, done, err := r.runStep(ctx, name)
+	if done || err != nil {
+		return out, err
+	}
+	j := r.host.Record()
+	p := &store.JobStepParams{OwnerParams: store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}, Seq: seq, Name: name,
+		Kind: store.StepRun, Status: store.StepOK}
+	saved, err := record(context.WithoutCancel(ctx), p)
+	switch {
+	case err == nil:
+		r.mu.Lock()
+		r.taken++
+		r.mu.Unlock()
+		return replayed(&saved)
+	case errors.Is(err, store.ErrValidation):
+		return nil, fmt.Errorf("%w: step %d %q: %w", ErrSaveFailed, seq, name, err)
+	}
+	return nil, err
 }

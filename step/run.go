@@ -99,6 +99,13 @@ func (r *Run) Rand() *rand.Rand {
 	return r.rng
 }
 
+// Places returns how many places in the order the handler has asked for.
+func (r *Run) Places() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next - 1
+}
+
 // load reads the job's recorded steps once per attempt.
 func (r *Run) load(ctx context.Context) error {
 	if r.loaded {

@@ -11,13 +11,18 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// timer is the output of a sleep or wait record: how long, counted from
-// the record's time on the store's clock.
+// timer is the output of a sleep or wait record: until a time, or for how
+// long counted from the record's time on the store's clock.
 type timer struct {
-	ForMS int64 `json:"for_ms"`
+	ForMS int64      `json:"for_ms,omitempty"`
+	Until *time.Time `json:"until,omitempty"`
 }
 
 func (r *Run) timerStep(ctx context.Context, name, kind string, d time.Duration) (time.Time, error) {
+	return r.timer(ctx, name, kind, timer{ForMS: d.Milliseconds()})
+}
+
+func (r *Run) timer(ctx context.Context, name, kind string, tm timer) (time.Time, error) {
 	seq, rec, err := r.take(ctx, name, kind)
 	if err != nil {
 		return time.Time{}, err
@@ -26,7 +31,7 @@ func (r *Run) timerStep(ctx context.Context, name, kind string, d time.Duration)
 		if err := r.before(ctx); err != nil {
 			return time.Time{}, err
 		}
-		out, _ := marshal(timer{ForMS: d.Milliseconds()})
+		out, _ := marshal(tm)
 		saved, err := r.save(ctx, store.JobStepParams{Seq: seq, Name: name, Kind: kind, Output: out})
 		if err != nil {
 			return time.Time{}, err
@@ -37,7 +42,23 @@ func (r *Run) timerStep(ctx context.Context, name, kind string, d time.Duration)
 	if err := json.Unmarshal(rec.Output, &t); err != nil {
 		return time.Time{}, fmt.Errorf("%w: step %d holds no timer: %v", ErrNondeterministic, seq, err)
 	}
+	if t.Until != nil {
+		return *t.Until, nil
+	}
 	return rec.RecordedAt.Add(time.Duration(t.ForMS) * time.Millisecond), nil
+}
+
+// SleepUntil sleeps durably until t (by the store's clock), as Sleep does.
+func (r *Run) SleepUntil(ctx context.Context, name string, t time.Time) error {
+	t = t.UTC().Truncate(time.Microsecond)
+	until, err := r.timer(ctx, name, store.StepSleep, timer{Until: &t})
+	if err != nil {
+		return err
+	}
+	if !r.storeNow().Before(until) {
+		return nil
+	}
+	return r.suspend(ctx, until, store.WaitSleep)
 }
 
 // Sleep sleeps d durably: the first time it records the sleep and gives

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -165,12 +164,14 @@ func WaitChild(id string) string { return "child:" + id }
 // Errors of steps.
 var (
 	// ErrStepConflict: another step is recorded at that seq (another attempt
-	// got there first, or the handler's order changed).
-	ErrStepConflict = errors.New("step conflict")
-	// ErrWaitOver: what the job would suspend for is already there.
-	ErrWaitOver = errors.New("the wait is already over")
-	// ErrSignalTaken: a signal of that name was already sent to the job.
-	ErrSignalTaken = errors.New("signal already sent")
+	// got there first, or the handler's order changed). A revision conflict.
+	ErrStepConflict = fmt.Errorf("step conflict: %w", ErrRevisionConflict)
+	// ErrWaitOver: what the job would suspend for is already there. An
+	// invalid transition: nothing changed.
+	ErrWaitOver = fmt.Errorf("the wait is already over: %w", ErrInvalidTransition)
+	// ErrSignalTaken: a signal of that name was already sent to the job. An
+	// invalid transition: nothing changed.
+	ErrSignalTaken = fmt.Errorf("signal already sent: %w", ErrInvalidTransition)
 	// ErrStepTooLarge: a step's output is over MaxStepBytes. It is a
 	// validation error: nothing was written.
 	ErrStepTooLarge = fmt.Errorf("step too large: %w", ErrValidation)
