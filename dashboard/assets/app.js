@@ -185,7 +185,7 @@ const pages = {
     const groups = r.groups.map((g) => `<h3 data-testid="dlq-group">${esc(g.reason_code)} (${g.count})
         ${me && me.can_replay ? `<button data-testid="replay-group" data-replay-reason="${esc(g.reason_code)}">Replay all ${g.count}</button>` : ""}</h3>
       <table><tr>${me && me.can_replay ? "<th></th>" : ""}<th>Id</th><th>Queue</th><th>Kind</th><th>Error</th><th>Dead since</th></tr>
-      ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}"></td>` : ""}
+      ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}" aria-label="select ${esc(j.id)}"></td>` : ""}
         <td>${jobLink(j.id)}</td><td>${esc(j.queue)}</td><td>${esc(j.kind)}</td>
         <td>${esc((e => e ? e.code + ": " + e.message : "")(j.error || j.last_error))}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
     return `<h2>Dead letters</h2>
