@@ -28,36 +28,13 @@ type flowQueue struct {
 	Weights             map[string]int `json:"weights,omitempty"`
 }
 
-// queuesOf finds the queue controls of s, or of the store a wrapper (metrics,
-// tracing) holds: wrappers pass on the job verbs, not the queue controls.
-func queuesOf(s store.Store) (store.QueueStore, error) { return unwrapped(s, store.Queues) }
-
-// schedulesOf finds the schedules of s, or of the store a wrapper holds.
-func schedulesOf(s store.Store) (store.ScheduleStore, error) { return unwrapped(s, store.Schedules) }
-
-// unwrapped asks s for a capability with get, then the stores its
-// wrappers hold, until one has it.
-func unwrapped[T any](s store.Store, get func(store.Store) (T, error)) (T, error) {
-	for {
-		c, err := get(s)
-		if err == nil {
-			return c, nil
-		}
-		u, ok := s.(interface{ Unwrap() store.Store })
-		if !ok {
-			return c, err
-		}
-		s = u.Unwrap()
-	}
-}
-
 // flow serves the flow control of the viewer's queues that have settings.
 // The settings are one small read; running counts come from the background
 // count, so nothing here counts jobs per request.
 func (h *handler) flow(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
 	can := !h.cfg.ReadOnly && v.mayPause()
-	qs, err := queuesOf(h.cfg.Store)
+	qs, err := store.Queues(h.cfg.Store)
 	if err != nil {
 		writeJSON(w, map[string]any{"queues": []flowQueue{}, "supported": false, "can_pause": false})
 		return
@@ -104,7 +81,7 @@ func (h *handler) pause(paused bool) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "queue "+body.Queue+" not found")
 			return
 		}
-		qs, err := queuesOf(h.cfg.Store)
+		qs, err := store.Queues(h.cfg.Store)
 		if err != nil {
 			writeError(w, http.StatusNotImplemented, "this store keeps no queue controls")
 			return

@@ -37,7 +37,7 @@ func (v viewer) ownsSchedule(s store.Schedule) bool {
 // last job.
 func (h *handler) schedules(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
-	ss, err := schedulesOf(h.cfg.Store)
+	ss, err := store.Schedules(h.cfg.Store)
 	if err != nil {
 		writeJSON(w, map[string]any{"schedules": []scheduleView{}, "supported": false})
 		return
@@ -126,7 +126,7 @@ func (h *handler) scheduleAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ss, err := schedulesOf(h.cfg.Store)
+	ss, err := store.Schedules(h.cfg.Store)
 	if err != nil {
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return
@@ -146,7 +146,7 @@ func (h *handler) scheduleAdd(w http.ResponseWriter, r *http.Request) {
 // scheduleOf reads the viewer's schedule of the path.
 func (h *handler) scheduleOf(w http.ResponseWriter, r *http.Request) (store.ScheduleStore, store.Schedule, bool) {
 	name := r.PathValue("name")
-	ss, err := schedulesOf(h.cfg.Store)
+	ss, err := store.Schedules(h.cfg.Store)
 	if err != nil {
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return nil, store.Schedule{}, false

@@ -121,7 +121,7 @@ type ScheduleFireParams struct {
 
 // Schedules returns s's schedules, or ErrUnsupported.
 func Schedules(s Store) (ScheduleStore, error) {
-	if ss, ok := s.(ScheduleStore); ok {
+	if ss, ok := As[ScheduleStore](s); ok {
 		return ss, nil
 	}
 	return nil, fmt.Errorf("schedules: %w", ErrUnsupported)

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Runs", testRuns},
 		{"Outbox", testOutbox},
 		{"RunWalk", testRunWalk},
+		{"Steps", testSteps},
 		{"History", testHistory},
 		{"Search", testSearch},
 		{"ScheduleTick", testScheduleTick},
