@@ -135,7 +135,12 @@ const pages = {
   async jobs(_, params) {
     $("#filters").hidden = false;
     const form = $("#filter-form");
-    for (const el of form.elements) if (el.name && document.activeElement !== el) el.value = params.get(el.name) || "";
+    // The form shows the address's filters when the address changes, never
+    // on a timed redraw: a filter being chosen is not undone.
+    if (form.dataset.shown !== location.hash) {
+      form.dataset.shown = location.hash;
+      for (const el of form.elements) if (el.name) el.value = params.get(el.name) || "";
+    }
     const r = await api("jobs?" + params.toString());
     const rows = r.jobs.map((j) => `<tr data-testid="job-row"><td>${jobLink(j.id)}</td><td>${state(j.state)}</td>
       <td>${esc(j.queue)}</td><td>${esc(j.kind)}</td><td>${esc(j.tenant || "default")}</td><td class="num">${j.attempt}/${j.max_attempts}</td>

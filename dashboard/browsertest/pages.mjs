@@ -79,11 +79,14 @@ async function tabTo(selector) {
   throw new Error("Tab never reached " + selector);
 }
 
+// Every page, what shows it is drawn, and the name of its screenshot (the
+// others are taken above, with what the actions did).
 const everyPage = [
-  ["#/queues", "[data-testid=queues]"], ["#/history", "[data-testid=chart]"], ["#/jobs", "[data-testid=jobs]"],
+  ["#/queues", "[data-testid=queues]", "queues"], ["#/history", "[data-testid=chart]"], ["#/jobs", "[data-testid=jobs]", "jobs"],
   ["#/search?kind=browser.search", "[data-testid=search-results]"], ["#/runs", "[data-testid=runs]"],
   [`#/run/${env.RUN_ID}`, "[data-testid=run-dag]"], ["#/schedules", "[data-testid=schedules]"],
-  ["#/dlq", "main h2"], ["#/stalled", "[data-testid=stalled]"], ["#/workers", "[data-testid=workers]"],
+  ["#/dlq", "main h2", "dead-letters"], ["#/stalled", "[data-testid=stalled]", "stalled"],
+  ["#/workers", "[data-testid=workers]", "workers"], ["#/outbox", "[data-testid=outbox-dead]", "outbox"],
 ];
 
 try {
@@ -134,6 +137,8 @@ try {
   await shot("run");
   // A member job links back to its run.
   await page.click("[data-testid=run-job] [data-testid=job-link]");
+  await page.locator("[data-testid=events] tr").nth(1).waitFor();
+  await shot("job");
   await page.click("[data-testid=run-link]");
   await page.locator("[data-testid=run-cancel]").click();
   await confirm(false);
@@ -174,8 +179,9 @@ try {
   // phone width, where nothing may overflow the screen sideways.
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     await page.setViewportSize({ width, height });
-    for (const [hash, ready] of everyPage) {
+    for (const [hash, ready, name] of everyPage) {
       await go(hash, ready);
+      if (name && width === 1280) await shot(name);
       await axe(`${hash} at ${width}px`);
       const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       if (over > 1) throw new Error(`${hash} at ${width}px is ${over}px wider than the screen`);
