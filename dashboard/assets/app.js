@@ -314,6 +314,15 @@ async function render(force) {
       const focus = focusKey(document.activeElement);
       $("#main").innerHTML = html;
       drawn = key;
+      // Wide tables scroll on their own (on a phone), reachable by keyboard.
+      for (const t of document.querySelectorAll("#main table")) {
+        if (t.closest(".scroll")) continue;
+        const box = document.createElement("div");
+        box.className = "scroll";
+        box.tabIndex = 0;
+        t.replaceWith(box);
+        box.appendChild(t);
+      }
       for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
       for (const d of document.querySelectorAll("#main details")) if (open.has(d.id)) d.open = true;
       if (focus) {

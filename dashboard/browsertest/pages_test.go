@@ -42,7 +42,7 @@ func TestPagesInBrowser(t *testing.T) {
 	}
 	t.Run("sqlite-dev", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "stint.db")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		url, token := startStint(t, ctx, bin, []string{"--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0"},
 			regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`), nil)
@@ -51,7 +51,7 @@ func TestPagesInBrowser(t *testing.T) {
 	})
 	t.Run("postgres-server", func(t *testing.T) {
 		dsn, schema := pgtest.URL(t), pgtest.NewSchema(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		global := []string{"--database-url", dsn, "--schema", schema}
 		mint := func() string {
