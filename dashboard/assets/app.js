@@ -180,6 +180,7 @@ const pages = {
       ${j.progress ? `<h3>Progress</h3>${json(j.progress)}` : ""}
       ${j.result ? `<h3>Result</h3>${json(j.result)}` : ""}
       ${j.error || j.last_error ? `<h3>Error</h3>${json(j.error || j.last_error)}` : ""}
+      ${stepsTimeline(r.steps)}
       <h3>Attempts</h3><table data-testid="attempts"><tr><th>#</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th><th>Error</th></tr>${attempts}</table>
       <h3>Events</h3><table data-testid="events"><tr><th>At</th><th>Type</th><th>Transition</th><th>By</th><th>Attempt</th><th>Reason</th></tr>${events}</table>
       ${r.provenance ? `<h3>Provenance</h3>${json(r.provenance)}` : ""}`;
@@ -231,6 +232,26 @@ const pages = {
       ${rows || `<tr><td colspan="3">No worker holds a lease.</td></tr>`}</table>`;
   },
 };
+
+// stepsTimeline shows a job's recorded steps in order, each with a bar
+// placed where it ran between the first step's start and the last one's end.
+function stepsTimeline(steps) {
+  if (!steps || !steps.length) return "";
+  const t0 = Math.min(...steps.map((s) => new Date(s.started).getTime()));
+  const t1 = Math.max(...steps.map((s) => new Date(s.recorded_at).getTime()));
+  const span = Math.max(t1 - t0, 1);
+  const rows = steps.map((s) => {
+    const left = ((new Date(s.started).getTime() - t0) / span) * 100;
+    const width = Math.max((s.duration_ms / span) * 100, 0.8);
+    const result = s.error ? `${s.error.code}: ${s.error.message}` : s.output ? JSON.stringify(s.output) : "";
+    return `<tr data-testid="step-row"><td class="num">${s.seq}</td><td>${esc(s.name)}</td><td>${esc(s.kind)}</td>
+      <td><span class="state state-${s.status === "ok" ? "succeeded" : "failed"}">${esc(s.status)}</span></td><td class="num">${s.attempt}</td>
+      <td class="num">${s.duration_ms}ms</td><td class="timeline"><span class="bar" style="left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%"></span></td>
+      <td><code>${esc(result.length > 80 ? result.slice(0, 80) + "…" : result)}</code></td></tr>`;
+  }).join("");
+  return `<h3>Steps</h3><table data-testid="steps"><tr><th scope="col">#</th><th scope="col">Step</th><th scope="col">Kind</th><th scope="col">Status</th>
+    <th scope="col">Attempt</th><th scope="col">Ran</th><th scope="col">When (${((t1 - t0) / 1000).toFixed(1)}s in all)</th><th scope="col">Result</th></tr>${rows}</table>`;
+}
 
 // flowTable shows each queue's flow control: paused, and each limit with
 // its current use (running against the concurrency limit, starts in the

@@ -4,7 +4,8 @@
 // the environment: DASHBOARD_URL (without the token), TOKEN (an admin
 // token), RUN_ID (a run of two steps no worker runs), CHECK_URL (where the
 // Go test checks its store when asked), ARTIFACTS (screenshots) and DOCS
-// (when set, where the screenshots of docs/dashboard.md go). After each
+// (when set, where the screenshots of docs/dashboard.md go), STEPPED_ID (a
+// job of two recorded steps). After each
 // action it asks the Go test to check the store; it runs axe-core on every
 // page at 1280×800 and at phone width, and drives a schedule by keyboard
 // alone. It exits non-zero on the first failed check.
@@ -14,7 +15,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 
 const env = process.env;
-for (const k of ["DASHBOARD_URL", "TOKEN", "RUN_ID", "CHECK_URL", "ARTIFACTS"]) {
+for (const k of ["DASHBOARD_URL", "TOKEN", "RUN_ID", "STEPPED_ID", "CHECK_URL", "ARTIFACTS"]) {
   if (!env[k]) throw new Error(`${k} is not set: run this through pages_test.go`);
 }
 const base = env.DASHBOARD_URL;
@@ -174,6 +175,13 @@ try {
   await confirm(true);
   await page.locator(row).waitFor({ state: "detached" });
   await check("schedule", { name: "browser-nightly", state: "removed" });
+
+  // A job run as durable steps shows them on its page as a timeline.
+  await go(`#/job/${env.STEPPED_ID}`, "[data-testid=steps]");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-testid=step-row]")].map((r) => r.cells[1].textContent).join() === "fetch,charge");
+  await page.locator("[data-testid=step-row]").nth(1).filter({ hasText: "card_declined" }).waitFor();
+  await axe("a job's steps");
+  await shot("job-steps");
 
   // Every page: no serious accessibility violation at 1280×800 or at
   // phone width, where nothing may overflow the screen sideways.

@@ -115,7 +115,8 @@ func startStint(t *testing.T, ctx context.Context, bin string, args []string, ad
 
 // seeded is what drivePages puts in the store before the browser comes.
 type seeded struct {
-	RunID string `json:"run_id"`
+	RunID   string `json:"run_id"`
+	Stepped string `json:"stepped"` // a job run as two durable steps
 }
 
 // seed writes the jobs the pages work on: five queued jobs of kind
@@ -151,7 +152,38 @@ func seed(t *testing.T, ctx context.Context, st store.Store) seeded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return seeded{RunID: v.Run.ID}
+	return seeded{RunID: v.Run.ID, Stepped: seedSteps(t, ctx, st)}
+}
+
+// seedSteps runs a job of two recorded steps (fetch, then a failed and
+// continued charge) through the store, as the step engine would.
+func seedSteps(t *testing.T, ctx context.Context, st store.Store) string {
+	t.Helper()
+	ss, err := store.Steps(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "browser.stepped", Queue: "stepq"}}}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := st.JobClaim(ctx, &store.JobClaimParams{WorkerID: "browser-worker", Queues: []string{"stepq"}, Limit: 1, LeaseTTL: time.Minute, Start: true})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim the stepped job: %v (%d jobs)", err, len(jobs))
+	}
+	own := store.OwnerParams{JobID: jobs[0].ID, LeaseID: jobs[0].LeaseID}
+	for i, p := range []store.JobStepParams{
+		{Name: "fetch", Kind: store.StepRun, Status: store.StepOK, Output: json.RawMessage(`{"rows": 42}`), DurationMS: 120},
+		{Name: "charge", Kind: store.StepRun, Status: store.StepError, Error: &lifecycle.JobError{Code: "card_declined", Message: "declined"}, DurationMS: 40},
+	} {
+		p.OwnerParams, p.Seq = own, i+1
+		if _, _, err := ss.JobStepRecord(ctx, &p); err != nil {
+			t.Fatalf("record step %s: %v", p.Name, err)
+		}
+	}
+	if _, err := st.JobComplete(ctx, []store.JobCompleteParams{{OwnerParams: own, Result: json.RawMessage(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	return jobs[0].ID
 }
 
 // drivePages seeds the store, serves the checks pages.mjs asks for after
@@ -179,7 +211,7 @@ func drivePages(t *testing.T, ctx context.Context, open func(context.Context) (s
 	defer checks.Close()
 	artifacts, _ := filepath.Abs(filepath.Join("testdata", "artifacts", filepath.Base(t.Name())))
 	node := exec.CommandContext(ctx, "node", "pages.mjs")
-	node.Env = append(os.Environ(), "DASHBOARD_URL="+url, "TOKEN="+token, "RUN_ID="+s.RunID,
+	node.Env = append(os.Environ(), "DASHBOARD_URL="+url, "TOKEN="+token, "RUN_ID="+s.RunID, "STEPPED_ID="+s.Stepped,
 		"CHECK_URL="+checks.URL, "ARTIFACTS="+artifacts, "DOCS="+docs)
 	var stderr strings.Builder
 	node.Stderr = &stderr
