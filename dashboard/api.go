@@ -172,6 +172,13 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if prov, ok := lifecycle.ProvenanceOf(j); ok {
 		out["provenance"] = prov
 	}
+	// A job run as durable steps shows them as a timeline (steps.go).
+	if steps, err := h.steps(r, j.ID); err != nil {
+		storeError(w, err)
+		return
+	} else if len(steps) > 0 {
+		out["steps"] = steps
+	}
 	writeJSON(w, out)
 }
 

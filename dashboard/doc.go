@@ -1,6 +1,11 @@
 // Package dashboard is stint's web dashboard as an http.Handler: queues
-// with their flow control (paused, limits and their current use), jobs, a job's timeline, the dead-letter queue, stalled jobs and workers,
-// with cancel and replay buttons, updated live by polling JSON endpoints.
+// with their flow control (paused, limits and their current use), the
+// history of the last hour and day as charts (read from the job events,
+// history.go), jobs, a search over every job field (search.go), runs and a
+// run's DAG (runs.go), schedules (schedules.go), a job's timeline, the
+// dead-letter queue, stalled jobs and workers, with cancel, replay, rerun
+// and pause buttons, updated live by polling JSON endpoints. See
+// docs/dashboard.md.
 //
 // Mount it on your own mux under a prefix, and wrap it with your own auth
 // if you like:

@@ -135,7 +135,12 @@ const pages = {
   async jobs(_, params) {
     $("#filters").hidden = false;
     const form = $("#filter-form");
-    for (const el of form.elements) if (el.name && document.activeElement !== el) el.value = params.get(el.name) || "";
+    // The form shows the address's filters when the address changes, never
+    // on a timed redraw: a filter being chosen is not undone.
+    if (form.dataset.shown !== location.hash) {
+      form.dataset.shown = location.hash;
+      for (const el of form.elements) if (el.name) el.value = params.get(el.name) || "";
+    }
     const r = await api("jobs?" + params.toString());
     const rows = r.jobs.map((j) => `<tr data-testid="job-row"><td>${jobLink(j.id)}</td><td>${state(j.state)}</td>
       <td>${esc(j.queue)}</td><td>${esc(j.kind)}</td><td>${esc(j.tenant || "default")}</td><td class="num">${j.attempt}/${j.max_attempts}</td>
@@ -175,6 +180,7 @@ const pages = {
       ${j.progress ? `<h3>Progress</h3>${json(j.progress)}` : ""}
       ${j.result ? `<h3>Result</h3>${json(j.result)}` : ""}
       ${j.error || j.last_error ? `<h3>Error</h3>${json(j.error || j.last_error)}` : ""}
+      ${stepsTimeline(r.steps)}
       <h3>Attempts</h3><table data-testid="attempts"><tr><th>#</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th><th>Error</th></tr>${attempts}</table>
       <h3>Events</h3><table data-testid="events"><tr><th>At</th><th>Type</th><th>Transition</th><th>By</th><th>Attempt</th><th>Reason</th></tr>${events}</table>
       ${r.provenance ? `<h3>Provenance</h3>${json(r.provenance)}` : ""}`;
@@ -185,7 +191,7 @@ const pages = {
     const groups = r.groups.map((g) => `<h3 data-testid="dlq-group">${esc(g.reason_code)} (${g.count})
         ${me && me.can_replay ? `<button data-testid="replay-group" data-replay-reason="${esc(g.reason_code)}">Replay all ${g.count}</button>` : ""}</h3>
       <table><tr>${me && me.can_replay ? "<th></th>" : ""}<th>Id</th><th>Queue</th><th>Kind</th><th>Error</th><th>Dead since</th></tr>
-      ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}"></td>` : ""}
+      ${g.jobs.map((j) => `<tr data-testid="dlq-row">${me && me.can_replay ? `<td><input type="checkbox" class="pick" value="${esc(j.id)}" aria-label="select ${esc(j.id)}"></td>` : ""}
         <td>${jobLink(j.id)}</td><td>${esc(j.queue)}</td><td>${esc(j.kind)}</td>
         <td>${esc((e => e ? e.code + ": " + e.message : "")(j.error || j.last_error))}</td><td>${time(j.finished_at)}</td></tr>`).join("")}</table>`).join("");
     return `<h2>Dead letters</h2>
@@ -226,6 +232,26 @@ const pages = {
       ${rows || `<tr><td colspan="3">No worker holds a lease.</td></tr>`}</table>`;
   },
 };
+
+// stepsTimeline shows a job's recorded steps in order, each with a bar
+// placed where it ran between the first step's start and the last one's end.
+function stepsTimeline(steps) {
+  if (!steps || !steps.length) return "";
+  const t0 = Math.min(...steps.map((s) => new Date(s.started).getTime()));
+  const t1 = Math.max(...steps.map((s) => new Date(s.recorded_at).getTime()));
+  const span = Math.max(t1 - t0, 1);
+  const rows = steps.map((s) => {
+    const left = ((new Date(s.started).getTime() - t0) / span) * 100;
+    const width = Math.max((s.duration_ms / span) * 100, 0.8);
+    const result = s.error ? `${s.error.code}: ${s.error.message}` : s.output ? JSON.stringify(s.output) : "";
+    return `<tr data-testid="step-row"><td class="num">${s.seq}</td><td>${esc(s.name)}</td><td>${esc(s.kind)}</td>
+      <td><span class="state state-${s.status === "ok" ? "succeeded" : "failed"}">${esc(s.status)}</span></td><td class="num">${s.attempt}</td>
+      <td class="num">${s.duration_ms}ms</td><td class="timeline"><span class="bar" style="left:${left.toFixed(2)}%;width:${Math.min(width, 100 - left).toFixed(2)}%"></span></td>
+      <td><code>${esc(result.length > 80 ? result.slice(0, 80) + "…" : result)}</code></td></tr>`;
+  }).join("");
+  return `<h3>Steps</h3><table data-testid="steps"><tr><th scope="col">#</th><th scope="col">Step</th><th scope="col">Kind</th><th scope="col">Status</th>
+    <th scope="col">Attempt</th><th scope="col">Ran</th><th scope="col">When (${((t1 - t0) / 1000).toFixed(1)}s in all)</th><th scope="col">Result</th></tr>${rows}</table>`;
+}
 
 // flowTable shows each queue's flow control: paused, and each limit with
 // its current use (running against the concurrency limit, starts in the
@@ -309,6 +335,15 @@ async function render(force) {
       const focus = focusKey(document.activeElement);
       $("#main").innerHTML = html;
       drawn = key;
+      // Wide tables scroll on their own (on a phone), reachable by keyboard.
+      for (const t of document.querySelectorAll("#main table")) {
+        if (t.closest(".scroll")) continue;
+        const box = document.createElement("div");
+        box.className = "scroll";
+        box.tabIndex = 0;
+        t.replaceWith(box);
+        box.appendChild(t);
+      }
       for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
       for (const d of document.querySelectorAll("#main details")) if (open.has(d.id)) d.open = true;
       if (focus) {

@@ -38,7 +38,7 @@ Object.assign(pages, {
     return `<h2>Runs</h2>
       <form class="inline" data-route="runs" aria-label="Filter runs">${select("state", "State", runStates, params.get("state"))}
         ${input("name", "Name", params.get("name"), `size="16"`)}<button type="submit">Filter</button></form>
-      <div class="scroll"><table data-testid="runs"><caption class="sr">Runs, newest first</caption>
+      <div class="scroll" tabindex="0"><table data-testid="runs"><caption class="sr">Runs, newest first</caption>
       <tr><th scope="col">Run</th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Duration</th><th scope="col"></th></tr>
       ${rows || `<tr><td colspan="6">No runs match.</td></tr>`}</table></div>
       ${r.next ? `<a href="#/runs?${next}" data-testid="next-page">Older runs</a>` : ""}`;
@@ -67,8 +67,8 @@ Object.assign(pages, {
       ${field("rerun of", run.rerun_of ? runLink(run.rerun_of) : "")}${field("reason", esc([run.reason_code, run.reason].filter(Boolean).join(": ")))}</dl>
       ${dag(r.jobs)}
       <h3>Jobs${r.truncated ? " (the first 1000)" : ""}</h3>
-      <div class="scroll"><table data-testid="run-jobs"><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Step</th></tr>${jobs}</table></div>
-      <h3>Events</h3><div class="scroll"><table data-testid="run-events"><tr><th scope="col">At</th><th scope="col">Type</th><th scope="col">Transition</th><th scope="col">By</th><th scope="col">Reason</th></tr>${events}</table></div>`;
+      <div class="scroll" tabindex="0"><table data-testid="run-jobs"><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Step</th></tr>${jobs}</table></div>
+      <h3>Events</h3><div class="scroll" tabindex="0"><table data-testid="run-events"><tr><th scope="col">At</th><th scope="col">Type</th><th scope="col">Transition</th><th scope="col">By</th><th scope="col">Reason</th></tr>${events}</table></div>`;
   },
 
   async schedules() {
@@ -96,7 +96,7 @@ Object.assign(pages, {
         <button type="submit" data-testid="schedule-add">Add schedule</button>
       </form></details>` : "";
     return `<h2>Schedules</h2><p>Periodic jobs: each tick enqueues its job once across every node.</p>
-      <div class="scroll"><table data-testid="schedules"><tr><th scope="col">Name</th><th scope="col">Expression</th><th scope="col">Job</th><th scope="col">Next fires</th>
+      <div class="scroll" tabindex="0"><table data-testid="schedules"><tr><th scope="col">Name</th><th scope="col">Expression</th><th scope="col">Job</th><th scope="col">Next fires</th>
       <th scope="col">Last tick</th><th scope="col">Last job</th><th scope="col"></th></tr>
       ${rows || `<tr><td colspan="7">No schedules.</td></tr>`}</table></div>${form}`;
   },
@@ -138,7 +138,7 @@ Object.assign(pages, {
       </form>
       ${bulk}
       <p id="bulk-result" role="status" data-testid="bulk-result"></p>
-      <div class="scroll"><table data-testid="search-results"><caption class="sr">Matching jobs, newest first</caption>
+      <div class="scroll" tabindex="0"><table data-testid="search-results"><caption class="sr">Matching jobs, newest first</caption>
       <tr><th scope="col">Id</th><th scope="col">State</th><th scope="col">Kind</th><th scope="col">Queue</th><th scope="col">Run</th><th scope="col">Topic</th><th scope="col">Created</th></tr>
       ${rows || `<tr><td colspan="7">No jobs match.</td></tr>`}</table></div>
       ${r.next ? `<a href="#/search?${next}" data-testid="next-page">Older jobs</a>` : ""}`;
@@ -206,11 +206,11 @@ function dag(jobs) {
   })).join("");
   const nodes = jobs.map((j) => {
     const p = pos.get(j.id);
-    return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node" aria-label="${esc(j.name || j.kind)}: ${esc(j.state)}"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
+    return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
       fill="${colour[j.state] || "#eee"}" stroke="#999"/><text x="${p.x + 8}" y="${p.y + 19}">${esc(j.name || j.kind)}</text>
       <text x="${p.x + 8}" y="${p.y + 37}" font-size="12">${esc(j.kind)} · ${esc(j.state)}</text></a>`;
   }).join("");
-  return `<div class="scroll"><svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13" role="group" aria-label="The run's jobs and their dependencies">
+  return `<div class="scroll" tabindex="0"><svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13" role="group" aria-label="The run's jobs and their dependencies">
     <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>
     ${edges}${nodes}</svg></div>`;
 }

@@ -1,11 +1,9 @@
 package browsertest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -85,40 +83,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	dev := exec.CommandContext(ctx, bin, "--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0")
-	dev.Cancel = func() error { return dev.Process.Signal(os.Interrupt) }
-	dev.WaitDelay = 30 * time.Second
-	stdout, err := dev.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var devErr strings.Builder
-	dev.Stderr = &devErr
-	if err := dev.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = dev.Process.Signal(os.Interrupt)
-		_ = dev.Wait()
-	}()
-	dashboard := make(chan [2]string, 1)
-	go func() {
-		re := regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				dashboard <- [2]string{m[1], m[2]}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	var url, token string
-	select {
-	case m := <-dashboard:
-		url, token = m[0], m[1]
-	case <-ctx.Done():
-		t.Fatalf("stint dev printed no dashboard address; stderr:\n%s", devErr.String())
-	}
+	url, token := startStint(t, ctx, bin, []string{"--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0"},
+		regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`), nil)
 
 	enqueue := func(args ...string) string {
 		out, err := exec.CommandContext(ctx, bin, append([]string{"--db", db, "enqueue"}, args...)...).Output()
