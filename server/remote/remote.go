@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -45,7 +46,16 @@ type Options struct {
 	// Clock turns a caller's RetryAt into the delay sent to the server.
 	// Defaults to the system clock.
 	Clock clock.Clock
+	// ClaimWait is how long a pool's claim waits at the server for jobs
+	// when none is ready (a long poll, see store.ClaimWaiter); the server
+	// must allow it (its MaxClaimWait, 60s by default). Negative turns
+	// long polls off: the pool polls and listens to the notices stream, as
+	// with servers older than long-polling pools. Defaults to 25s.
+	ClaimWait time.Duration
 }
+
+// DefaultClaimWait is a pool's long poll when Options.ClaimWait is unset.
+const DefaultClaimWait = 25 * time.Second
 
 // Store is a store.Store over a server. It is safe for concurrent use.
 type Store struct {
@@ -53,6 +63,7 @@ type Store struct {
 	conns   []*conn
 	current atomic.Int64 // index into conns of the server in use
 	notices *notices
+	beats   beats
 
 	closeOnce sync.Once
 }
@@ -70,6 +81,9 @@ func New(opts Options) (*Store, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
+	}
+	if opts.ClaimWait == 0 {
+		opts.ClaimWait = DefaultClaimWait
 	}
 	auth := connect.WithInterceptors(bearer(opts.Token))
 	s := &Store{opts: opts}
@@ -269,6 +283,11 @@ func (s *Store) JobApply(_ context.Context, p *store.JobApplyParams) (store.Job,
 	return store.Job{}, &Error{Kind: store.ErrInvalidTransition, Code: connect.CodeUnimplemented,
 		Msg: fmt.Sprintf("remote: %s by %s is not offered over the API; the server's maintenance services apply system transitions", p.Command.Op, p.Command.Actor)}
 }
+
+// ClaimWaits reports that a claim made with store.WithClaimWaiting long-polls
+// the server (unless Options.ClaimWait is negative): a pool on this store
+// waits there for jobs instead of polling.
+func (s *Store) ClaimWaits() bool { return s.opts.ClaimWait > 0 }
 
 // MaintainedElsewhere reports that the server runs the maintenance services,
 // so a pool on this store runs none of its own (stint.MaintainedElsewhere).
