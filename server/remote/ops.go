@@ -73,7 +73,7 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 		wait = durationpb.New(s.opts.ClaimWait)
 	}
 	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
-		Wait: wait,
+		Wait:   wait,
 		Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
 		// No request id of our own: a claim repeated on another server after
 		// a lost reply at worst leases jobs this worker never hears of, which

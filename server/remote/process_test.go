@@ -30,7 +30,7 @@ import (
 const (
 	envWorker = "STINT_TEST_REMOTE_WORKER" // the server's URL
 	envToken  = "STINT_TEST_REMOTE_TOKEN"
-	envLog    = "STINT_TEST_REMOTE_LOG" // file each execution appends "id attempt" to
+	envLog    = "STINT_TEST_REMOTE_LOG"   // file each execution appends "id attempt" to
 	envLease  = "STINT_TEST_REMOTE_LEASE" // the pool's lease TTL, when set
 )
 
