@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -135,7 +136,10 @@ func (r *remoteRun) startPools(ctx context.Context) (func(), error) {
 	mux.HandleFunc(remoteKind, r.handle)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range r.cfg.Pools {
-		st, err := remote.New(remote.Options{URL: r.cfg.URL, Token: r.cfg.Token})
+		// A client of its own, as a pool on a machine of its own has.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 8
+		st, err := remote.New(remote.Options{URL: r.cfg.URL, Token: r.cfg.Token, HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {
 			return stop, err
 		}

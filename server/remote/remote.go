@@ -41,7 +41,9 @@ type Options struct {
 	// Tenant, when set, is the token's tenant: specs may name it (a replay
 	// copies the original's). Defaults to empty: specs name no tenant.
 	Tenant string
-	// HTTPClient sends the requests. Defaults to http.DefaultClient.
+	// HTTPClient sends the requests. Defaults to a client that keeps up to
+	// 64 idle connections per server (the standard one keeps 2, and a
+	// pool's long polls, completions and heartbeats run at once).
 	HTTPClient connect.HTTPClient
 	// Clock turns a caller's RetryAt into the delay sent to the server.
 	// Defaults to the system clock.
@@ -77,7 +79,7 @@ func New(opts Options) (*Store, error) {
 		return nil, errors.New("remote: Options.URL is required: the server's address, such as http://127.0.0.1:7777")
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = http.DefaultClient
+		opts.HTTPClient = defaultClient
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
@@ -103,6 +105,13 @@ func New(opts Options) (*Store, error) {
 	s.notices = newNotices(s)
 	return s, nil
 }
+
+// defaultClient is the HTTP client of the stores given none.
+var defaultClient = &http.Client{Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
+}()}
 
 // conn is the clients of one server.
 type conn struct {
