@@ -11,11 +11,8 @@ import (
 	"time"
 
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/server/remote"
 	"github.com/stint-dev/stint/store"
-	"github.com/stint-dev/stint/store/postgres"
-	"github.com/stint-dev/stint/store/postgres/pgtest"
 )
 
 // TestClusterFailoverUnderLoad: two `stint server` processes on one
@@ -30,26 +27,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server and worker processes")
 	}
-	dbURL, schema := pgtest.URL(t), pgtest.NewSchema(t)
-	s, err := postgres.OpenStore(t.Context(), dbURL, postgres.Options{Schema: schema, Logger: pgtest.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	keeper, err := store.TokensOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(role store.Role) string {
-		tok, secret, err := server.NewToken("acme", role, string(role))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := keeper.TokenCreate(t.Context(), tok); err != nil {
-			t.Fatal(err)
-		}
-		return secret
-	}
+	s, dbURL, schema, token := newCluster(t)
 	client, worker := token(store.RoleClient), token(store.RoleWorker)
 	url1, srv1 := startServer(t, dbURL, schema)
 	url2, _ := startServer(t, dbURL, schema)
