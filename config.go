@@ -145,6 +145,9 @@ func (c Config) validate() error {
 		if q == "" {
 			return fmt.Errorf("stint: Config.Queues has an empty queue name")
 		}
+		if err := lifecycle.CheckName("queue", q); err != nil {
+			return fmt.Errorf("stint: Config.Queues: %w", err)
+		}
 		if n < 1 || n > store.MaxBatch {
 			return fmt.Errorf("stint: Config.Queues[%q] is %d: give each queue 1 to %d workers", q, n, store.MaxBatch)
 		}

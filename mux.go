@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/stint-dev/stint/lifecycle"
 )
 
 // Mux routes each job to the handler registered for its kind, as
@@ -23,12 +25,18 @@ type Mux struct {
 // NewMux returns an empty Mux.
 func NewMux() *Mux { return &Mux{} }
 
-// Handle registers h for jobs of kind. Like http.ServeMux, it panics on an
-// empty kind, a nil handler or a kind registered twice: these are
-// programming errors found at start-up.
+// Handle registers h for jobs of kind. Like http.ServeMux, it panics on a
+// kind the store would refuse (empty, blank, or with a space or control
+// character: see lifecycle.CheckName), a nil handler or a kind registered
+// twice: these are programming errors found at start-up, and a pool
+// claiming a kind the store refuses would have every claim of its queue
+// refused, valid kinds included. [CheckKinds] checks names from input first.
 func (m *Mux) Handle(kind string, h Handler) {
 	if kind == "" {
 		panic("stint: Mux.Handle: the kind is empty")
+	}
+	if err := lifecycle.CheckName("kind", kind); err != nil {
+		panic("stint: Mux.Handle: " + err.Error())
 	}
 	if h == nil {
 		panic("stint: Mux.Handle: nil handler for kind " + kind)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,10 +45,10 @@ type observability struct {
 // observe wraps st for metrics and starts counting its jobs in the
 // background (every every) until ctx ends. The returned store is what the pool, the
 // services and the API should use.
-func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Logger, every time.Duration) (store.Store, error) {
+func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Logger, every time.Duration, opts ...metrics.Option) (store.Store, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -69,22 +70,15 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	context.AfterFunc(ctx, func() { _ = shutdown(context.Background()) })
 	o.tracer = tp
 	inner = tracing.Store(inner, tp)
-	if t, ok := inner.(store.Tokens); ok {
-		return &observedTokens{observedStore: &observedStore{Store: inner, obs: o}, Tokens: t}, nil
-	}
+	// Optional capabilities (tokens, queue controls, schedules) are found
+	// under the wrappers by store.As.
 	return &observedStore{Store: inner, obs: o}, nil
-}
-
-// observedTokens keeps the tokens of the store underneath reachable.
-type observedTokens struct {
-	*observedStore
-	store.Tokens
 }
 
 func (s *observedStore) observability() *observability { return s.obs }
 
-// Unwrap returns the store underneath, so the dashboard reaches its queue
-// controls (the metrics and tracing wrappers unwrap the same way).
+// Unwrap returns the store underneath, so store.As reaches its optional
+// capabilities (the metrics and tracing wrappers unwrap the same way).
 func (s *observedStore) Unwrap() store.Store { return s.Store }
 
 // observabilityOf returns what st carries, or nil for a plain store.
@@ -150,7 +144,7 @@ func observeDevPool(st store.Store, pool *stint.Pool, queues map[string]int) err
 // traces, its handlers for traces, and with addr set it serves /metrics
 // there until ctx ends (stint_pool_* included, for autoscalers). It returns
 // the store to use and what to call with the pool once made.
-func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr string, out io.Writer) (store.Store, func(*stint.Pool, map[string]int) error, error) {
+func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr string, out io.Writer, opts ...metrics.Option) (store.Store, func(*stint.Pool, map[string]int) error, error) {
 	tp, shutdown, err := tracing.FromEnv(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing from the OTEL_* environment variables: %w", err)
@@ -162,7 +156,7 @@ func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr str
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.New(reg)
+	m, err := metrics.New(reg, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,4 +178,23 @@ func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr str
 		return m.Pool("worker", func() (int, int) { return int(pool.Stats().Running), capacity })
 	}
 	return tracing.Store(m.Store(st), tp), withPool, nil
+}
+
+// EnvMetricsMaxLabelValues bounds the values of each user-named label
+// (queue, kind) on /metrics of stint dev, server and worker: see
+// metrics.MaxLabelValues. Defaults to metrics.DefaultMaxLabelValues.
+const EnvMetricsMaxLabelValues = "STINT_METRICS_MAX_LABEL_VALUES"
+
+// metricsOptions reads EnvMetricsMaxLabelValues; a value that is not a
+// positive integer is refused, so a typo never silently means the default.
+func (a *app) metricsOptions() ([]metrics.Option, error) {
+	v := a.env.Getenv(EnvMetricsMaxLabelValues)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return nil, usageErrorf("%s=%q: expected a positive integer (default %d)", EnvMetricsMaxLabelValues, v, metrics.DefaultMaxLabelValues)
+	}
+	return []metrics.Option{metrics.MaxLabelValues(n)}, nil
 }

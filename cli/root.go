@@ -23,6 +23,9 @@ type Env struct {
 	// Getenv reads the STINT_* environment variables that give the global
 	// flags their defaults.
 	Getenv func(string) string
+	// Environ lists the environment (NAME=VALUE) that `stint worker --exec`
+	// chooses its commands' variables from.
+	Environ func() []string
 	// Clock is the clock of the embedded store and of input checks such as
 	// "the deadline is in the future".
 	Clock clock.Clock
@@ -40,6 +43,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
+	}
+	if e.Environ == nil {
+		e.Environ = os.Environ
 	}
 	if e.Clock == nil {
 		e.Clock = clock.System{}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -55,6 +54,8 @@ type workerOptions struct {
 	maxOutput   int
 	grace       time.Duration
 	leaseTTL    time.Duration
+	passEnv     []string
+	passEnvAll  bool
 	// metricsListen serves /metrics there when set (obs).
 	metricsListen string
 }
@@ -70,7 +71,9 @@ func (a *app) workerCmd() *cobra.Command {
 		Short: "Work jobs by running a command for each (a CI-style runner)",
 		Long: "worker claims jobs of the given kinds and runs CMD for each: the payload on its stdin, its\n" +
 			"identity in the environment (STINT_JOB_ID, STINT_ATTEMPT, STINT_MAX_ATTEMPTS, STINT_KIND,\n" +
-			"STINT_QUEUE, STINT_FENCING_TOKEN). It heartbeats while CMD runs, reports the phases\n" +
+			"STINT_QUEUE, STINT_FENCING_TOKEN) and, of the worker's own environment, only PATH, HOME,\n" +
+			"LANG, TZ and TMPDIR, with those --pass-env names (or --pass-env-all): never " + EnvToken + " or a\n" +
+			"database URL unless --pass-env names it exactly. It heartbeats while CMD runs, reports the phases\n" +
 			"starting, running and uploading, and every second the tail of CMD's output (stdout and\n" +
 			"stderr, the last --max-output bytes), which `stint jobs logs ID` shows. Exit 0 completes\n" +
 			"the job: stdout is the result when it is JSON, else {\"output\": its tail}. Any other exit N fails the attempt\n" +
@@ -101,6 +104,8 @@ func (a *app) workerCmd() *cobra.Command {
 	f.Var(intFlag{p: &o.maxOutput, min: 1, max: lifecycle.MaxPayloadBytes / 2}, "max-output", "bytes of output kept per job: the tail when longer")
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running commands may finish after Ctrl-C before they are cancelled")
 	f.StringVar(&o.metricsListen, "metrics-listen", "", "serve Prometheus metrics (stint_pool_* and the job counters) at http://ADDR/metrics, e.g. :9090")
+	f.StringArrayVar(&o.passEnv, "pass-env", nil, "also give commands this variable of the worker's environment (repeatable; globs such as AWS_* allowed)")
+	f.BoolVar(&o.passEnvAll, "pass-env-all", false, "give commands the worker's whole environment, except "+EnvToken+" and database URLs unless --pass-env names them")
 	f.Var(durationFlag{&o.leaseTTL}, "lease-ttl", "lease of each job; it heartbeats every third of it, and learns of a cancel at the latest then")
 	return cmd
 }
@@ -114,19 +119,29 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	if err != nil {
 		return err
 	}
+	if err := checkPassEnv(o.passEnv); err != nil {
+		return err
+	}
+	kinds, err := parseKinds(o.kinds)
+	if err != nil {
+		return err
+	}
 	st, err := a.openStore(ctx, mustExist)
 	if err != nil {
 		return err
 	}
 	defer closeStore(st, &err)
 	mux := stint.NewMux()
-	r := &runner{argv: argv, retry: retry, killGrace: o.killGrace, maxOutput: o.maxOutput, clock: a.env.Clock}
-	for k := range strings.SplitSeq(o.kinds, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			mux.Handle(k, r)
-		}
+	r := &runner{argv: argv, retry: retry, killGrace: o.killGrace, maxOutput: o.maxOutput, clock: a.env.Clock,
+		environ: a.env.Environ, env: commandEnv{pass: o.passEnv, passAll: o.passEnvAll, secrets: []string{a.token, a.databaseURL}}}
+	for _, k := range kinds {
+		mux.Handle(k, r)
 	}
-	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out) // metrics and traces (obs)
+	mopts, err := a.metricsOptions()
+	if err != nil {
+		return err
+	}
+	st, observePool, err := observeWorker(ctx, st, mux, o.metricsListen, out, mopts...) // metrics and traces (obs)
 	if err != nil {
 		return err
 	}
@@ -146,6 +161,27 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	stopCtx, cancel := context.WithTimeout(context.Background(), o.grace+o.killGrace+10*time.Second)
 	defer cancel()
 	return pool.Stop(stopCtx)
+}
+
+// parseKinds reads --kinds, refusing a kind the store would refuse (so it
+// never reaches Mux.Handle, which panics on one) and an empty list.
+func parseKinds(s string) ([]string, error) {
+	var kinds []string
+	for k := range strings.SplitSeq(s, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if err := lifecycle.CheckName("kind", k); err != nil {
+			return nil, usageErrorf("--kinds: %v", err)
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, usageErrorf("--kinds %q names no kind: give the kinds to run, comma-separated", s)
+	}
+	return kinds, nil
 }
 
 func parseExitCodes(s string) ([]int, error) {
@@ -170,6 +206,8 @@ type runner struct {
 	killGrace time.Duration
 	maxOutput int
 	clock     clock.Clock
+	environ   func() []string // the worker's environment
+	env       commandEnv      // what of it each command gets
 }
 
 // Work runs the command for one attempt.
@@ -180,7 +218,7 @@ func (r *runner) Work(ctx context.Context, j *stint.Job) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdin = bytes.NewReader(j.Payload())
 	f := j.Fence()
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(r.env.build(r.environ()),
 		"STINT_JOB_ID="+j.ID(), "STINT_ATTEMPT="+strconv.Itoa(j.Attempt()),
 		"STINT_MAX_ATTEMPTS="+strconv.Itoa(j.MaxAttempts()), "STINT_KIND="+j.Kind(),
 		"STINT_QUEUE="+j.Queue(), "STINT_FENCING_TOKEN="+f.LeaseID)

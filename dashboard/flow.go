@@ -28,29 +28,13 @@ type flowQueue struct {
 	Weights             map[string]int `json:"weights,omitempty"`
 }
 
-// queuesOf finds the queue controls of s, or of the store a wrapper (metrics,
-// tracing) holds: wrappers pass on the job verbs, not the queue controls.
-func queuesOf(s store.Store) (store.QueueStore, error) {
-	for {
-		qs, err := store.Queues(s)
-		if err == nil {
-			return qs, nil
-		}
-		u, ok := s.(interface{ Unwrap() store.Store })
-		if !ok {
-			return nil, err
-		}
-		s = u.Unwrap()
-	}
-}
-
 // flow serves the flow control of the viewer's queues that have settings.
 // The settings are one small read; running counts come from the background
 // count, so nothing here counts jobs per request.
 func (h *handler) flow(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
 	can := !h.cfg.ReadOnly && v.mayPause()
-	qs, err := queuesOf(h.cfg.Store)
+	qs, err := store.Queues(h.cfg.Store)
 	if err != nil {
 		writeJSON(w, map[string]any{"queues": []flowQueue{}, "supported": false, "can_pause": false})
 		return
@@ -97,7 +81,7 @@ func (h *handler) pause(paused bool) http.HandlerFunc {
 			writeError(w, http.StatusNotFound, "queue "+body.Queue+" not found")
 			return
 		}
-		qs, err := queuesOf(h.cfg.Store)
+		qs, err := store.Queues(h.cfg.Store)
 		if err != nil {
 			writeError(w, http.StatusNotImplemented, "this store keeps no queue controls")
 			return

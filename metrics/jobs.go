@@ -1,8 +1,11 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stint-dev/stint/lifecycle"
 	"github.com/stint-dev/stint/stats"
 )
 
@@ -10,6 +13,7 @@ import (
 // nothing, whatever the number of jobs, so scrapes never touch the store.
 type jobsCollector struct {
 	c       *stats.Counter
+	max     int // queues with their own series; the rest are summed under Other
 	jobs    *prometheus.Desc
 	oldest  *prometheus.Desc
 	counted *prometheus.Desc
@@ -18,10 +22,13 @@ type jobsCollector struct {
 // Jobs registers gauges of the jobs by queue and state (stint_jobs), the
 // age of each queue's oldest due job (stint_queue_oldest_job_age_seconds)
 // and when they were counted, read from c's background snapshot. The
-// dead-letter queue's size is stint_jobs{state="dead_lettered"}.
+// dead-letter queue's size is stint_jobs{state="dead_lettered"}. A state
+// with no jobs has no series (absent means zero), and only the deepest
+// queues (see [MaxLabelValues]) have their own: the rest are summed under
+// queue="other", whose oldest job is the oldest of theirs.
 func (m *Metrics) Jobs(c *stats.Counter) error {
-	return m.reg.Register(&jobsCollector{c: c,
-		jobs: prometheus.NewDesc("stint_jobs", "Jobs by queue and state, as last counted (live states and the dead-letter queue).",
+	return m.reg.Register(&jobsCollector{c: c, max: m.maxLabelValues,
+		jobs: prometheus.NewDesc("stint_jobs", "Jobs by queue and state, as last counted (live states and the dead-letter queue; states with no jobs are left out, queues beyond the deepest are summed under queue=\"other\").",
 			[]string{"queue", "state"}, nil),
 		oldest: prometheus.NewDesc("stint_queue_oldest_job_age_seconds", "How long the oldest queued job of each queue has been due, as last counted.",
 			[]string{"queue"}, nil),
@@ -40,15 +47,45 @@ func (j *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	if snap.At.IsZero() {
 		return
 	}
+	depth := make(map[string]int, len(snap.Queues))
 	for q, byState := range snap.Queues {
-		for _, s := range stats.CountedStates {
-			ch <- prometheus.MustNewConstMetric(j.jobs, prometheus.GaugeValue, float64(byState[s]), q, string(s))
-		}
-		if due, ok := snap.OldestDue[q]; ok {
-			ch <- prometheus.MustNewConstMetric(j.oldest, prometheus.GaugeValue, max(snap.At.Sub(due).Seconds(), 0), q)
+		for _, n := range byState {
+			depth[q] += n
 		}
 	}
+	keep := deepest(depth, j.max)
+	other := map[lifecycle.State]int{}
+	var otherDue time.Time
+	for q, byState := range snap.Queues {
+		due, hasDue := snap.OldestDue[q]
+		if !keep[q] {
+			for s, n := range byState {
+				other[s] += n
+			}
+			if hasDue && (otherDue.IsZero() || due.Before(otherDue)) {
+				otherDue = due
+			}
+			continue
+		}
+		j.emit(ch, q, byState, due, hasDue, snap.At)
+	}
+	if len(other) > 0 || !otherDue.IsZero() {
+		j.emit(ch, Other, other, otherDue, !otherDue.IsZero(), snap.At)
+	}
 	ch <- prometheus.MustNewConstMetric(j.counted, prometheus.GaugeValue, float64(snap.At.UnixNano())/1e9)
+}
+
+// emit sends one queue's series: a count per state with jobs, and the age
+// of its oldest due job when it has one.
+func (j *jobsCollector) emit(ch chan<- prometheus.Metric, q string, byState map[lifecycle.State]int, due time.Time, hasDue bool, at time.Time) {
+	for _, s := range stats.CountedStates {
+		if n := byState[s]; n > 0 {
+			ch <- prometheus.MustNewConstMetric(j.jobs, prometheus.GaugeValue, float64(n), q, string(s))
+		}
+	}
+	if hasDue {
+		ch <- prometheus.MustNewConstMetric(j.oldest, prometheus.GaugeValue, max(at.Sub(due).Seconds(), 0), q)
+	}
 }
 
 // Pool registers gauges of a pool's worker slots: stint_pool_workers_busy,

@@ -24,6 +24,10 @@ type Metrics struct {
 	runTime         *prometheus.HistogramVec
 	reg             prometheus.Registerer
 
+	// queues and kinds bound the label values that come from users.
+	queues, kinds  *labelLimit
+	maxLabelValues int
+
 	mu    sync.Mutex
 	ended map[string]int64 // attempts ended by queue, for stats.Config.Ended
 }
@@ -35,8 +39,16 @@ var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10
 
 // New makes stint's collectors and registers them with reg (for example
 // prometheus.DefaultRegisterer, or a prometheus.NewRegistry()). It fails when
-// reg already holds collectors of the same names.
-func New(reg prometheus.Registerer) (*Metrics, error) {
+// reg already holds collectors of the same names. Every label whose values
+// users choose (queue, kind) is bounded: see [MaxLabelValues].
+func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.maxLabelValues < 1 {
+		o.maxLabelValues = DefaultMaxLabelValues
+	}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "stint", Name: name, Help: help}, labels)
 	}
@@ -59,6 +71,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		queueWait:       hist("queue_wait_seconds", "Time from a job being due to its attempt being claimed, by kind."),
 		runTime:         hist("run_seconds", "Time an attempt ran, from its start to its report, by kind."),
 		reg:             reg,
+		queues:          newLabelLimit(o.maxLabelValues),
+		kinds:           newLabelLimit(o.maxLabelValues),
+		maxLabelValues:  o.maxLabelValues,
 		ended:           map[string]int64{},
 	}
 	for _, c := range []prometheus.Collector{m.claims, m.claimConflicts, m.leaseRenewals, m.leaseExpiries,
@@ -78,3 +93,7 @@ func (m *Metrics) Ended() map[string]int64 {
 	defer m.mu.Unlock()
 	return maps.Clone(m.ended)
 }
+
+// queue and kind return the label value of a queue or kind name, bounded.
+func (m *Metrics) queue(q string) string { return m.queues.value(q) }
+func (m *Metrics) kind(k string) string  { return m.kinds.value(k) }

@@ -13,19 +13,10 @@ import (
 // renewals, completions, failures, retries, dead letters, lease expiries and
 // stale-lease rejections, with queue wait and run time per kind. Give the
 // wrapped store to the pool, the server and the maintenance services alike;
-// a store that keeps API tokens still does (see store.TokensOf).
+// the optional capabilities of s (tokens, queue controls, schedules) stay
+// reachable through Unwrap (see store.As).
 func (m *Metrics) Store(s store.Store) store.Store {
-	w := &instrumented{Store: s, m: m}
-	if t, ok := s.(store.Tokens); ok {
-		return &instrumentedTokens{instrumented: w, Tokens: t}
-	}
-	return w
-}
-
-// instrumentedTokens keeps the inner store's tokens reachable.
-type instrumentedTokens struct {
-	*instrumented
-	store.Tokens
+	return &instrumented{Store: s, m: m}
 }
 
 type instrumented struct {
@@ -53,26 +44,26 @@ func (m *Metrics) refused(op string, err error) {
 
 // attemptEnded counts an attempt the store accepted a report of.
 func (m *Metrics) attemptEnded(j store.Job, executionMS int64) {
-	m.completions.WithLabelValues(j.Kind, string(j.State)).Inc()
+	m.completions.WithLabelValues(m.kind(j.Kind), string(j.State)).Inc()
 	m.mu.Lock()
 	m.ended[j.Queue]++
 	m.mu.Unlock()
 	switch j.State {
 	case lifecycle.Retrying, lifecycle.Scheduled, lifecycle.Queued:
-		m.failures.WithLabelValues(j.Kind).Inc()
-		m.retries.WithLabelValues(j.Kind).Inc()
+		m.failures.WithLabelValues(m.kind(j.Kind)).Inc()
+		m.retries.WithLabelValues(m.kind(j.Kind)).Inc()
 	case lifecycle.Failed:
-		m.failures.WithLabelValues(j.Kind).Inc()
+		m.failures.WithLabelValues(m.kind(j.Kind)).Inc()
 	case lifecycle.DeadLettered:
-		m.failures.WithLabelValues(j.Kind).Inc()
-		m.deadLettered.WithLabelValues(j.Kind).Inc()
+		m.failures.WithLabelValues(m.kind(j.Kind)).Inc()
+		m.deadLettered.WithLabelValues(m.kind(j.Kind)).Inc()
 	}
 	ran := time.Duration(executionMS) * time.Millisecond
 	if executionMS == 0 && j.AttemptStartedAt != nil {
 		ran = j.UpdatedAt.Sub(*j.AttemptStartedAt)
 	}
 	if ran > 0 {
-		m.runTime.WithLabelValues(j.Kind).Observe(ran.Seconds())
+		m.runTime.WithLabelValues(m.kind(j.Kind)).Observe(ran.Seconds())
 	}
 }
 
@@ -81,7 +72,7 @@ func (s *instrumented) JobClaim(ctx context.Context, p *store.JobClaimParams) ([
 	if err != nil {
 		if errors.Is(err, store.ErrRevisionConflict) || errors.Is(err, store.ErrRequestConflict) {
 			for _, q := range p.Queues {
-				s.m.claimConflicts.WithLabelValues(q).Inc()
+				s.m.claimConflicts.WithLabelValues(s.m.queue(q)).Inc()
 			}
 		} else {
 			s.m.refused("claim", err)
@@ -89,9 +80,9 @@ func (s *instrumented) JobClaim(ctx context.Context, p *store.JobClaimParams) ([
 		return jobs, err
 	}
 	for _, j := range jobs {
-		s.m.claims.WithLabelValues(j.Queue, j.Kind).Inc()
+		s.m.claims.WithLabelValues(s.m.queue(j.Queue), s.m.kind(j.Kind)).Inc()
 		if wait := j.UpdatedAt.Sub(j.RunAt); wait >= 0 {
-			s.m.queueWait.WithLabelValues(j.Kind).Observe(wait.Seconds())
+			s.m.queueWait.WithLabelValues(s.m.kind(j.Kind)).Observe(wait.Seconds())
 		}
 	}
 	return jobs, nil
@@ -103,7 +94,7 @@ func (s *instrumented) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatPa
 		s.m.refused("heartbeat", err)
 		return j, err
 	}
-	s.m.leaseRenewals.WithLabelValues(j.Kind).Inc()
+	s.m.leaseRenewals.WithLabelValues(s.m.kind(j.Kind)).Inc()
 	return j, nil
 }
 

@@ -60,7 +60,7 @@ type DebounceResult struct {
 
 // Debounce returns s's Debouncer, or ErrUnsupported.
 func Debounce(s Store) (Debouncer, error) {
-	if d, ok := s.(Debouncer); ok {
+	if d, ok := As[Debouncer](s); ok {
 		return d, nil
 	}
 	return nil, fmt.Errorf("debounce: %w", ErrUnsupported)

@@ -10,4 +10,10 @@
 // provenance record). A backend (store/sqlite, store/postgres) is a thin
 // translation of the Driver's verbs into SQL. store/storetest is the
 // conformance suite every backend must pass.
+//
+// Optional capabilities (queue controls, schedules, tokens, debounce) are
+// interfaces a Store may also have. Find them with [As], or the helpers built
+// on it ([Queues], [Schedules], [TokensOf], [Debounce]): they look through
+// every wrapper that has an Unwrap method, so wrapping a store for metrics
+// or tracing never turns a capability off.
 package store

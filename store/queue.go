@@ -149,7 +149,7 @@ var _ QueueStore = (*engine)(nil)
 
 // Queues returns s's QueueStore, or ErrUnsupported.
 func Queues(s Store) (QueueStore, error) {
-	if q, ok := s.(QueueStore); ok {
+	if q, ok := As[QueueStore](s); ok {
 		return q, nil
 	}
 	return nil, fmt.Errorf("queue controls: %w", ErrUnsupported)

@@ -121,7 +121,7 @@ type ScheduleFireParams struct {
 
 // Schedules returns s's schedules, or ErrUnsupported.
 func Schedules(s Store) (ScheduleStore, error) {
-	if ss, ok := s.(ScheduleStore); ok {
+	if ss, ok := As[ScheduleStore](s); ok {
 		return ss, nil
 	}
 	return nil, fmt.Errorf("schedules: %w", ErrUnsupported)
@@ -249,7 +249,7 @@ func (e *engine) ScheduleFire(ctx context.Context, p *ScheduleFireParams) (Enque
 		}
 		tick := p.Tick.UTC().Truncate(time.Microsecond)
 		if p.Enqueue && !s.Paused {
-			key := fmt.Sprintf("cron:%s:%s", s.Name, tick.Format(time.RFC3339Nano))
+			key := ScheduleTickKey(s.Name, tick)
 			spec := s.Spec()
 			spec.DedupeKey = key
 			// The request id derives the job's id from the tick: the same

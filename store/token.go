@@ -68,7 +68,7 @@ type Tokens interface {
 // TokensOf returns the token keeper of s, or ErrUnsupported when s keeps no
 // tokens (a store that is not built by [New], such as a remote one).
 func TokensOf(s Store) (Tokens, error) {
-	if t, ok := s.(Tokens); ok {
+	if t, ok := As[Tokens](s); ok {
 		return t, nil
 	}
 	return nil, ErrUnsupported

@@ -18,18 +18,10 @@ const instrumentation = "github.com/stint-dev/stint/tracing"
 // traceparent in each new job's trace_id (a spec that names a trace_id
 // keeps its own), and claims and completions run in "stint.claim" and
 // "stint.complete" spans. tp nil means otel.GetTracerProvider() at each call.
-// A store that keeps API tokens still does (see store.TokensOf).
+// The optional capabilities of s (tokens, queue controls, schedules) stay
+// reachable through Unwrap (see store.As).
 func Store(s store.Store, tp trace.TracerProvider) store.Store {
-	w := &traced{Store: s, tp: tp}
-	if t, ok := s.(store.Tokens); ok {
-		return &tracedTokens{traced: w, Tokens: t}
-	}
-	return w
-}
-
-type tracedTokens struct {
-	*traced
-	store.Tokens
+	return &traced{Store: s, tp: tp}
 }
 
 type traced struct {
