@@ -24,6 +24,9 @@ type fetcher struct {
 	busy  atomic.Int64
 	woken chan struct{} // holds one pending wake-up
 	freed chan struct{} // holds one pending "a slot was freed"
+	// waited is set when the last claim waited at the store for jobs
+	// (claimwait.go): the fetcher claims again at once instead of idling.
+	waited bool
 }
 
 func newFetcher(p *Pool, queue string, max int) *fetcher {
@@ -56,7 +59,7 @@ func (f *fetcher) loop(ctx context.Context) {
 			continue
 		}
 		want := int(min(free, int64(f.p.cfg.FetchLimit)))
-		if got := f.claim(ctx, want); got == want {
+		if got := f.claim(ctx, want); got == want || f.waited {
 			continue
 		}
 		f.idle(ctx)
@@ -83,9 +86,11 @@ func (f *fetcher) idle(ctx context.Context) {
 // so a claimed job always gets its attempt.
 func (f *fetcher) claim(ctx context.Context, n int) int {
 	got := 0
-	for _, g := range f.groups() {
+	f.waited = false
+	groups := f.groups()
+	for i, g := range groups {
 		if got < n {
-			got += f.claimKinds(ctx, g.kinds, g.ttl, n-got)
+			got += f.claimKinds(ctx, g.kinds, g.ttl, n-got, i == len(groups)-1)
 		}
 	}
 	return got
@@ -113,18 +118,23 @@ func (f *fetcher) groups() []leaseGroup {
 }
 
 // claimKinds claims up to n jobs of kinds with leases of ttl; see claim.
-func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Duration, n int) int {
+func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Duration, n int, last bool) int {
 	params := &store.JobClaimParams{
 		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
 		Limit: n, LeaseTTL: ttl, Start: true, RequestID: uuid.NewString(),
 	}
 	var r *retrier
+	claimCtx, waits := f.claimContext(ctx, last)
 	for {
 		sent := f.p.clock.Now()
-		jobs, err := f.p.store.JobClaim(f.p.base, params)
+		jobs, err := f.p.store.JobClaim(claimCtx, params)
 		if err == nil {
 			f.run(jobs, sent)
+			f.waited = waits
 			return len(jobs)
+		}
+		if waits && ctx.Err() != nil {
+			return 0 // stopped while waiting; the server released what it leased
 		}
 		if !uncertain(err) {
 			f.p.log.Error("stint: the store refused a claim; trying again after the poll interval", "queue", f.queue, "error", err)

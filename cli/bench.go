@@ -74,6 +74,7 @@ func (a *app) benchCmd() *cobra.Command {
 	cmd.AddCommand(a.benchHistoryCmd())
 	cmd.AddCommand(a.benchBusCmd())
 	cmd.AddCommand(a.benchStepsCmd()) // cli/bench_steps.go
+	cmd.AddCommand(a.benchRemoteCmd())
 	return cmd
 }
 

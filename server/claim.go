@@ -44,6 +44,9 @@ func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRe
 	}
 	out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
 	for i, j := range jobs {
+		if p.tenant.owns(j) {
+			h.owners.note(j.ID, p.tenant.name)
+		}
 		out.Jobs[i] = jobToProto(p.tenant, j)
 	}
 	return connect.NewResponse(out), nil

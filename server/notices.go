@@ -11,11 +11,16 @@ import (
 )
 
 // Notices streams the tenant's share of the store's wake-ups and lease
-// notices until the client goes away or the server stops.
-func (h *worker) Notices(ctx context.Context, _ *connect.Request[stintv1.NoticesRequest], stream *connect.ServerStream[stintv1.NoticesResponse]) error {
+// notices until the client goes away or the server stops. A worker that
+// long-polls asks for the lease notices only: its claims are woken here.
+func (h *worker) Notices(ctx context.Context, req *connect.Request[stintv1.NoticesRequest], stream *connect.ServerStream[stintv1.NoticesResponse]) error {
 	t := principalOf(ctx).tenant
-	wake, stopWake := h.s.Wakeups()
-	defer stopWake()
+	var wake <-chan string // nil, never ready, when only leases are asked for
+	if !req.Msg.LeasesOnly {
+		var stopWake func()
+		wake, stopWake = h.s.Wakeups()
+		defer stopWake()
+	}
 	leases, stopLeases := h.s.LeaseNotices()
 	defer stopLeases()
 	if err := stream.Send(&stintv1.NoticesResponse{}); err != nil {

@@ -78,6 +78,7 @@ type service struct {
 	s      store.Store
 	tokens store.Tokens // nil when the store keeps none (NoAuth)
 	claims *dispatch.Dispatcher
+	owners *owners // the tenants of jobs this server leased (owners.go)
 }
 
 // New returns the API as an http.Handler serving the jobs, runs, worker and
@@ -98,7 +99,7 @@ func New(cfg Config) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens, claims: claims}
+	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens, claims: claims, owners: newOwners(100_000)}
 	// A message may carry a batch of payloads; beyond this it is refused
 	// before it is decoded.
 	opts := []connect.HandlerOption{

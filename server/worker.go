@@ -31,9 +31,13 @@ func ownerParams(o *stintv1.Owner) (store.OwnerParams, error) {
 	return store.OwnerParams{JobID: o.JobId, LeaseID: o.LeaseId, RequestID: o.RequestId}, nil
 }
 
-// own checks that the job of an owner call is the caller's tenant's.
+// own checks that the job of an owner call is the caller's tenant's: known
+// when this server leased it to the tenant, read from the store otherwise.
 func (h *worker) own(ctx context.Context, id string) (tenant, error) {
 	p := principalOf(ctx)
+	if h.owners.is(id, p.tenant.name) {
+		return p.tenant, nil
+	}
 	_, err := h.get(ctx, p.tenant, id)
 	return p.tenant, err
 }
@@ -59,31 +63,51 @@ func (h *worker) Start(ctx context.Context, req *connect.Request[stintv1.StartRe
 	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.StartResponse { return &stintv1.StartResponse{Job: j} })
 }
 
-// Heartbeat extends the lease and tells the owner whether to stop.
-func (h *worker) Heartbeat(ctx context.Context, req *connect.Request[stintv1.HeartbeatRequest]) (*connect.Response[stintv1.HeartbeatResponse], error) {
-	m := req.Msg
-	op, err := ownerParams(m.Owner)
+// heartbeatParams validates one heartbeat.
+func (h *worker) heartbeatParams(m *stintv1.HeartbeatRequest) (store.JobHeartbeatParams, error) {
+	op, err := ownerParams(m.GetOwner())
 	if err != nil {
-		return nil, err
+		return store.JobHeartbeatParams{}, err
 	}
 	ttl, err := h.leaseTTL("lease_ttl", m.LeaseTtl)
 	if err != nil {
-		return nil, err
+		return store.JobHeartbeatParams{}, err
 	}
 	progress, err := checkJSON("progress", m.Progress, h.cfg.MaxJSONBytes)
 	if err != nil {
-		return nil, err
+		return store.JobHeartbeatParams{}, err
 	}
 	if err := checkText("phase", m.Phase, MaxNameBytes); err != nil {
+		return store.JobHeartbeatParams{}, err
+	}
+	return store.JobHeartbeatParams{OwnerParams: op, LeaseTTL: ttl, Progress: progress, Phase: m.Phase}, nil
+}
+
+// beat renews one validated heartbeat's lease for the caller's tenant.
+func (h *worker) beat(ctx context.Context, hp *store.JobHeartbeatParams) (*stintv1.HeartbeatResponse, error) {
+	t, err := h.own(ctx, hp.JobID)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := h.own(ctx, op.JobID); err != nil {
+	j, err := h.s.JobHeartbeat(ctx, hp)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	pj := jobToProto(t, j)
+	return &stintv1.HeartbeatResponse{Job: pj, CancelRequested: j.State == lifecycle.CancelRequested, LeaseExpiresAt: pj.LeaseExpiresAt}, nil
+}
+
+// Heartbeat extends the lease and tells the owner whether to stop.
+func (h *worker) Heartbeat(ctx context.Context, req *connect.Request[stintv1.HeartbeatRequest]) (*connect.Response[stintv1.HeartbeatResponse], error) {
+	hp, err := h.heartbeatParams(req.Msg)
+	if err != nil {
 		return nil, err
 	}
-	j, err := h.s.JobHeartbeat(ctx, &store.JobHeartbeatParams{OwnerParams: op, LeaseTTL: ttl, Progress: progress, Phase: m.Phase})
-	return reply(ctx, j, err, func(pj *stintv1.Job) *stintv1.HeartbeatResponse {
-		return &stintv1.HeartbeatResponse{Job: pj, CancelRequested: j.State == lifecycle.CancelRequested, LeaseExpiresAt: pj.LeaseExpiresAt}
-	})
+	res, err := h.beat(ctx, &hp)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(res), nil
 }
 
 // Checkpoint saves resumable state, progress and usage.
@@ -197,12 +221,18 @@ func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.
 }
 
 func failedItem(err error) *stintv1.CompleteResult {
-	r := &stintv1.CompleteResult{ErrorCode: connect.CodeOf(err).String(), ErrorMessage: messageOf(err)}
+	code, msg, kind := itemError(err)
+	return &stintv1.CompleteResult{ErrorCode: code, ErrorMessage: msg, ErrorKind: kind}
+}
+
+// itemError is how one refused item of a batch is told: its Connect code's
+// name, the message and the store condition's kind.
+func itemError(err error) (code, msg, kind string) {
 	var ce *connect.Error
 	if errors.As(err, &ce) {
-		r.ErrorKind = ce.Meta().Get(ErrorKindHeader)
+		kind = ce.Meta().Get(ErrorKindHeader)
 	}
-	return r
+	return connect.CodeOf(err).String(), messageOf(err), kind
 }
 
 // Fail ends the attempt with an error; retried or not by its class.

@@ -68,26 +68,7 @@ func TestClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server and worker processes")
 	}
-	dbURL, schema := pgtest.URL(t), pgtest.NewSchema(t)
-	s, err := postgres.OpenStore(t.Context(), dbURL, postgres.Options{Schema: schema, Logger: pgtest.Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	keeper, err := store.TokensOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(role store.Role) string {
-		tok, secret, err := server.NewToken("acme", role, string(role))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := keeper.TokenCreate(t.Context(), tok); err != nil {
-			t.Fatal(err)
-		}
-		return secret
-	}
+	s, dbURL, schema, token := newCluster(t)
 	client, worker := token(store.RoleClient), token(store.RoleWorker)
 	url1, srv1 := startServer(t, dbURL, schema)
 	url2, _ := startServer(t, dbURL, schema)
@@ -150,4 +131,32 @@ func TestClusterFailover(t *testing.T) {
 			t.Errorf("execution %q happened %d times", run, n)
 		}
 	}
+}
+
+// newCluster makes a fresh PostgreSQL schema for servers to share, and
+// returns a store on it, where it is, and a function that makes a token of
+// tenant acme there.
+func newCluster(t *testing.T) (store.Store, string, string, func(store.Role) string) {
+	t.Helper()
+	dbURL, schema := pgtest.URL(t), pgtest.NewSchema(t)
+	s, err := postgres.OpenStore(t.Context(), dbURL, postgres.Options{Schema: schema, Logger: pgtest.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	keeper, err := store.TokensOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(role store.Role) string {
+		tok, secret, err := server.NewToken("acme", role, string(role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := keeper.TokenCreate(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	return s, dbURL, schema, token
 }

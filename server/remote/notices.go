@@ -33,8 +33,16 @@ func newNotices(s *Store) *notices {
 }
 
 // Wakeups returns a channel of queues that may have claimable jobs, heard
-// from the server, and a function that ends the subscription.
-func (s *Store) Wakeups() (<-chan string, func()) { return s.notices.subscribe(false) }
+// from the server, and a function that ends the subscription. When claims
+// long-poll (ClaimWaits) the server wakes them itself, and the channel
+// receives nothing: every worker hearing every queue's wake-up would cost
+// the server a message per worker per wake-up.
+func (s *Store) Wakeups() (<-chan string, func()) {
+	if s.ClaimWaits() {
+		return make(chan string), func() {}
+	}
+	return s.notices.subscribe(false)
+}
 
 // LeaseNotices returns a channel of job ids whose lease changed under their
 // owner, heard from the server, and a function that ends the subscription.
@@ -95,7 +103,7 @@ func (n *notices) run(ctx context.Context, done chan struct{}) {
 	wait := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		k := n.s.current.Load()
-		stream, err := n.s.conns[k].worker.Notices(ctx, connect.NewRequest(&stintv1.NoticesRequest{}))
+		stream, err := n.s.conns[k].worker.Notices(ctx, connect.NewRequest(&stintv1.NoticesRequest{LeasesOnly: n.s.ClaimWaits()}))
 		if err == nil {
 			for stream.Receive() {
 				m := stream.Msg()

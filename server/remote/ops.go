@@ -60,12 +60,20 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) ([]st
 	return out, nil
 }
 
-// JobClaim claims without waiting: the pool waits itself, woken by Wakeups.
+// JobClaim claims in one call as many jobs as p.Limit asks. With a ctx of
+// store.WithClaimWaiting it long-polls: the server parks the claim until it
+// can lease jobs for it or Options.ClaimWait passes. Otherwise it claims
+// without waiting.
 func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.Job, error) {
 	if err := noNow(p.Now); err != nil {
 		return nil, err
 	}
+	var wait *durationpb.Duration
+	if s.ClaimWaits() && store.ClaimWaiting(ctx) {
+		wait = durationpb.New(s.opts.ClaimWait)
+	}
 	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
+		Wait:   wait,
 		Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
 		// No request id of our own: a claim repeated on another server after
 		// a lost reply at worst leases jobs this worker never hears of, which
@@ -99,6 +107,8 @@ func (s *Store) JobStart(ctx context.Context, p *store.OwnerParams) (store.Job, 
 	return jobOf(res, err)
 }
 
+// JobHeartbeat renews a lease. Heartbeats sent at the same moment (a
+// pool's beat) travel together in one HeartbeatMany call (beats.go).
 func (s *Store) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatParams) (store.Job, error) {
 	if err := noNow(p.Now); err != nil {
 		return store.Job{}, err
@@ -107,9 +117,8 @@ func (s *Store) JobHeartbeat(ctx context.Context, p *store.JobHeartbeatParams) (
 	if err != nil {
 		return store.Job{}, err
 	}
-	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Heartbeat, (&stintv1.HeartbeatRequest{
-		Owner: owner(p.OwnerParams), LeaseTtl: durationpb.New(p.LeaseTTL), Progress: progress, Phase: p.Phase}))
-	return jobOf(res, err)
+	return s.beats.send(ctx, s, &stintv1.HeartbeatRequest{
+		Owner: owner(p.OwnerParams), LeaseTtl: durationpb.New(p.LeaseTTL), Progress: progress, Phase: p.Phase})
 }
 
 func (s *Store) JobCheckpoint(ctx context.Context, p *store.JobCheckpointParams) (store.Job, error) {
@@ -158,13 +167,17 @@ func (s *Store) JobComplete(ctx context.Context, ps []store.JobCompleteParams) (
 	return out, nil
 }
 
-// itemError rebuilds the error of one refused completion.
-func itemError(r *stintv1.CompleteResult) error {
+// itemError rebuilds the error of one refused item of a batch.
+func itemError(r interface {
+	GetErrorCode() string
+	GetErrorKind() string
+	GetErrorMessage() string
+}) error {
 	var code connect.Code
-	if err := code.UnmarshalText([]byte(r.ErrorCode)); err != nil {
+	if err := code.UnmarshalText([]byte(r.GetErrorCode())); err != nil {
 		code = connect.CodeUnknown
 	}
-	return &Error{Kind: server.KindError(r.ErrorKind), Code: code, Msg: r.ErrorMessage}
+	return &Error{Kind: server.KindError(r.GetErrorKind()), Code: code, Msg: r.GetErrorMessage()}
 }
 
 func (s *Store) JobFail(ctx context.Context, p *store.JobFailParams) (store.Job, error) {

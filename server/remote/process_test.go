@@ -30,7 +30,8 @@ import (
 const (
 	envWorker = "STINT_TEST_REMOTE_WORKER" // the server's URL
 	envToken  = "STINT_TEST_REMOTE_TOKEN"
-	envLog    = "STINT_TEST_REMOTE_LOG" // file each execution appends "id attempt" to
+	envLog    = "STINT_TEST_REMOTE_LOG"   // file each execution appends "id attempt" to
+	envLease  = "STINT_TEST_REMOTE_LEASE" // the pool's lease TTL, when set
 )
 
 func TestMain(m *testing.M) {
@@ -67,7 +68,8 @@ func workerMain(url, token, logPath string) int {
 		}
 		return nil
 	})
-	pool, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{"work": 4},
+	lease, _ := time.ParseDuration(os.Getenv(envLease))
+	pool, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{"work": 4}, LeaseTTL: lease,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -40,12 +41,23 @@ type Options struct {
 	// Tenant, when set, is the token's tenant: specs may name it (a replay
 	// copies the original's). Defaults to empty: specs name no tenant.
 	Tenant string
-	// HTTPClient sends the requests. Defaults to http.DefaultClient.
+	// HTTPClient sends the requests. Defaults to a client that keeps up to
+	// 64 idle connections per server (the standard one keeps 2, and a
+	// pool's long polls, completions and heartbeats run at once).
 	HTTPClient connect.HTTPClient
 	// Clock turns a caller's RetryAt into the delay sent to the server.
 	// Defaults to the system clock.
 	Clock clock.Clock
+	// ClaimWait is how long a pool's claim waits at the server for jobs
+	// when none is ready (a long poll, see store.ClaimWaiter); the server
+	// must allow it (its MaxClaimWait, 60s by default). Negative turns
+	// long polls off: the pool polls and listens to the notices stream, as
+	// with servers older than long-polling pools. Defaults to 25s.
+	ClaimWait time.Duration
 }
+
+// DefaultClaimWait is a pool's long poll when Options.ClaimWait is unset.
+const DefaultClaimWait = 25 * time.Second
 
 // Store is a store.Store over a server. It is safe for concurrent use.
 type Store struct {
@@ -53,6 +65,7 @@ type Store struct {
 	conns   []*conn
 	current atomic.Int64 // index into conns of the server in use
 	notices *notices
+	beats   beats
 
 	closeOnce sync.Once
 }
@@ -66,10 +79,13 @@ func New(opts Options) (*Store, error) {
 		return nil, errors.New("remote: Options.URL is required: the server's address, such as http://127.0.0.1:7777")
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = http.DefaultClient
+		opts.HTTPClient = defaultClient
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
+	}
+	if opts.ClaimWait == 0 {
+		opts.ClaimWait = DefaultClaimWait
 	}
 	auth := connect.WithInterceptors(bearer(opts.Token))
 	s := &Store{opts: opts}
@@ -89,6 +105,13 @@ func New(opts Options) (*Store, error) {
 	s.notices = newNotices(s)
 	return s, nil
 }
+
+// defaultClient is the HTTP client of the stores given none.
+var defaultClient = &http.Client{Transport: func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
+}()}
 
 // conn is the clients of one server.
 type conn struct {
@@ -269,6 +292,11 @@ func (s *Store) JobApply(_ context.Context, p *store.JobApplyParams) (store.Job,
 	return store.Job{}, &Error{Kind: store.ErrInvalidTransition, Code: connect.CodeUnimplemented,
 		Msg: fmt.Sprintf("remote: %s by %s is not offered over the API; the server's maintenance services apply system transitions", p.Command.Op, p.Command.Actor)}
 }
+
+// ClaimWaits reports that a claim made with store.WithClaimWaiting long-polls
+// the server (unless Options.ClaimWait is negative): a pool on this store
+// waits there for jobs instead of polling.
+func (s *Store) ClaimWaits() bool { return s.opts.ClaimWait > 0 }
 
 // MaintainedElsewhere reports that the server runs the maintenance services,
 // so a pool on this store runs none of its own (stint.MaintainedElsewhere).

@@ -1487,7 +1487,11 @@ func (x *DeadLetterResponse) GetJob() *Job {
 }
 
 type NoticesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// leases_only asks for the lease notices alone, without the queues' wake-ups:
+	// for workers that long-poll their claims (Claim with wait), which the
+	// server wakes itself.
+	LeasesOnly    bool `protobuf:"varint,1,opt,name=leases_only,json=leasesOnly,proto3" json:"leases_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1520,6 +1524,13 @@ func (x *NoticesRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use NoticesRequest.ProtoReflect.Descriptor instead.
 func (*NoticesRequest) Descriptor() ([]byte, []int) {
 	return file_stint_v1_worker_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *NoticesRequest) GetLeasesOnly() bool {
+	if x != nil {
+		return x.LeasesOnly
+	}
+	return false
 }
 
 type NoticesResponse struct {
@@ -1672,6 +1683,166 @@ func (x *AddRunJobsResponse) GetRun() *RunView {
 	return nil
 }
 
+type HeartbeatManyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// heartbeats are 1 to 1000 heartbeats, as Heartbeat takes them.
+	Heartbeats    []*HeartbeatRequest `protobuf:"bytes,1,rep,name=heartbeats,proto3" json:"heartbeats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatManyRequest) Reset() {
+	*x = HeartbeatManyRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatManyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatManyRequest) ProtoMessage() {}
+
+func (x *HeartbeatManyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatManyRequest.ProtoReflect.Descriptor instead.
+func (*HeartbeatManyRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *HeartbeatManyRequest) GetHeartbeats() []*HeartbeatRequest {
+	if x != nil {
+		return x.Heartbeats
+	}
+	return nil
+}
+
+// HeartbeatResult is one item of HeartbeatMany: its reply, or why it was refused.
+type HeartbeatResult struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Heartbeat *HeartbeatResponse     `protobuf:"bytes,1,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
+	// error_code is a Connect code name (not_found, failed_precondition, ...); empty on success.
+	ErrorCode    string `protobuf:"bytes,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage string `protobuf:"bytes,3,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// error_kind names the store condition (stale_lease, not_found, ...).
+	ErrorKind     string `protobuf:"bytes,4,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatResult) Reset() {
+	*x = HeartbeatResult{}
+	mi := &file_stint_v1_worker_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatResult) ProtoMessage() {}
+
+func (x *HeartbeatResult) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatResult.ProtoReflect.Descriptor instead.
+func (*HeartbeatResult) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *HeartbeatResult) GetHeartbeat() *HeartbeatResponse {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return nil
+}
+
+func (x *HeartbeatResult) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *HeartbeatResult) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *HeartbeatResult) GetErrorKind() string {
+	if x != nil {
+		return x.ErrorKind
+	}
+	return ""
+}
+
+type HeartbeatManyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*HeartbeatResult     `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatManyResponse) Reset() {
+	*x = HeartbeatManyResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatManyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatManyResponse) ProtoMessage() {}
+
+func (x *HeartbeatManyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatManyResponse.ProtoReflect.Descriptor instead.
+func (*HeartbeatManyResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *HeartbeatManyResponse) GetResults() []*HeartbeatResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
@@ -1781,8 +1952,10 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"error_code\x18\x03 \x01(\tR\terrorCode\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"5\n" +
 	"\x12DeadLetterResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\x10\n" +
-	"\x0eNoticesRequest\">\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"1\n" +
+	"\x0eNoticesRequest\x12\x1f\n" +
+	"\vleases_only\x18\x01 \x01(\bR\n" +
+	"leasesOnly\">\n" +
 	"\x0fNoticesResponse\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"d\n" +
@@ -1790,7 +1963,20 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12(\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x14.stint.v1.RunJobSpecR\x04jobs\"9\n" +
 	"\x12AddRunJobsResponse\x12#\n" +
-	"\x03run\x18\x01 \x01(\v2\x11.stint.v1.RunViewR\x03run2\xec\x06\n" +
+	"\x03run\x18\x01 \x01(\v2\x11.stint.v1.RunViewR\x03run\"R\n" +
+	"\x14HeartbeatManyRequest\x12:\n" +
+	"\n" +
+	"heartbeats\x18\x01 \x03(\v2\x1a.stint.v1.HeartbeatRequestR\n" +
+	"heartbeats\"\xaf\x01\n" +
+	"\x0fHeartbeatResult\x129\n" +
+	"\theartbeat\x18\x01 \x01(\v2\x1b.stint.v1.HeartbeatResponseR\theartbeat\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\tR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12\x1d\n" +
+	"\n" +
+	"error_kind\x18\x04 \x01(\tR\terrorKind\"L\n" +
+	"\x15HeartbeatManyResponse\x123\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.stint.v1.HeartbeatResultR\aresults2\xbe\a\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -1807,7 +1993,8 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"DeadLetter\x12\x1b.stint.v1.DeadLetterRequest\x1a\x1c.stint.v1.DeadLetterResponse\x12@\n" +
 	"\aNotices\x12\x18.stint.v1.NoticesRequest\x1a\x19.stint.v1.NoticesResponse0\x01\x12G\n" +
 	"\n" +
-	"AddRunJobs\x12\x1b.stint.v1.AddRunJobsRequest\x1a\x1c.stint.v1.AddRunJobsResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"AddRunJobs\x12\x1b.stint.v1.AddRunJobsRequest\x1a\x1c.stint.v1.AddRunJobsResponse\x12P\n" +
+	"\rHeartbeatMany\x12\x1e.stint.v1.HeartbeatManyRequest\x1a\x1f.stint.v1.HeartbeatManyResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -1821,7 +2008,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -1852,84 +2039,92 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*NoticesResponse)(nil),       // 26: stint.v1.NoticesResponse
 	(*AddRunJobsRequest)(nil),     // 27: stint.v1.AddRunJobsRequest
 	(*AddRunJobsResponse)(nil),    // 28: stint.v1.AddRunJobsResponse
-	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
-	(*Job)(nil),                   // 30: stint.v1.Job
-	(*structpb.Value)(nil),        // 31: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 33: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),            // 34: stint.v1.RunJobSpec
-	(*RunView)(nil),               // 35: stint.v1.RunView
+	(*HeartbeatManyRequest)(nil),  // 29: stint.v1.HeartbeatManyRequest
+	(*HeartbeatResult)(nil),       // 30: stint.v1.HeartbeatResult
+	(*HeartbeatManyResponse)(nil), // 31: stint.v1.HeartbeatManyResponse
+	(*durationpb.Duration)(nil),   // 32: google.protobuf.Duration
+	(*Job)(nil),                   // 33: stint.v1.Job
+	(*structpb.Value)(nil),        // 34: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 36: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),            // 37: stint.v1.RunJobSpec
+	(*RunView)(nil),               // 38: stint.v1.RunView
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	29, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	29, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	30, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	32, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	32, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	33, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	30, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	33, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	29, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	31, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	30, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	32, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	32, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	34, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	33, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	35, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	31, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	31, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	30, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	34, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	34, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	33, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	31, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	30, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	34, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	33, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	30, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	33, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	33, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	29, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	36, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	32, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	29, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	29, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	30, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	32, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	32, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	33, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	30, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	33, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	30, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	33, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	30, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	33, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	30, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	33, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	34, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	35, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
-	1,  // 38: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 39: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 40: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 41: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 42: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 43: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 44: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 45: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 46: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 47: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 48: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 49: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 50: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	2,  // 51: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 52: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 53: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 54: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 55: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 56: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 57: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 58: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 59: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 60: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 61: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 62: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 63: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	51, // [51:64] is the sub-list for method output_type
-	38, // [38:51] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	37, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	38, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
+	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
+	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
+	1,  // 41: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 42: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 43: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 44: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 45: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 46: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 47: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 48: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 49: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 50: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 51: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 52: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 53: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 54: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	2,  // 55: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 56: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 57: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 58: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 59: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 60: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 61: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 62: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 63: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 64: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 65: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 66: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 67: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 68: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	55, // [55:69] is the sub-list for method output_type
+	41, // [41:55] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -1945,7 +2140,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -63,6 +63,9 @@ const (
 	// WorkerServiceAddRunJobsProcedure is the fully-qualified name of the WorkerService's AddRunJobs
 	// RPC.
 	WorkerServiceAddRunJobsProcedure = "/stint.v1.WorkerService/AddRunJobs"
+	// WorkerServiceHeartbeatManyProcedure is the fully-qualified name of the WorkerService's
+	// HeartbeatMany RPC.
+	WorkerServiceHeartbeatManyProcedure = "/stint.v1.WorkerService/HeartbeatMany"
 )
 
 // WorkerServiceClient is a client for the stint.v1.WorkerService service.
@@ -96,6 +99,10 @@ type WorkerServiceClient interface {
 	// run, by name. Repeated by the same lease with the same job names (a
 	// retry after a lost reply) it returns the run again and adds nothing.
 	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
+	// HeartbeatMany renews many leases in one call (a pool's heartbeats that
+	// fall due together); each item is fenced on its own lease and answered
+	// on its own, in order.
+	HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the stint.v1.WorkerService service. By default, it
@@ -187,24 +194,31 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("AddRunJobs")),
 			connect.WithClientOptions(opts...),
 		),
+		heartbeatMany: connect.NewClient[v1.HeartbeatManyRequest, v1.HeartbeatManyResponse](
+			httpClient,
+			baseURL+WorkerServiceHeartbeatManyProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("HeartbeatMany")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // workerServiceClient implements WorkerServiceClient.
 type workerServiceClient struct {
-	claim        *connect.Client[v1.ClaimRequest, v1.ClaimResponse]
-	start        *connect.Client[v1.StartRequest, v1.StartResponse]
-	heartbeat    *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
-	checkpoint   *connect.Client[v1.CheckpointRequest, v1.CheckpointResponse]
-	complete     *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
-	completeMany *connect.Client[v1.CompleteManyRequest, v1.CompleteManyResponse]
-	fail         *connect.Client[v1.FailRequest, v1.FailResponse]
-	halt         *connect.Client[v1.HaltRequest, v1.HaltResponse]
-	ackCancel    *connect.Client[v1.AckCancelRequest, v1.AckCancelResponse]
-	release      *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
-	deadLetter   *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
-	notices      *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
-	addRunJobs   *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
+	claim         *connect.Client[v1.ClaimRequest, v1.ClaimResponse]
+	start         *connect.Client[v1.StartRequest, v1.StartResponse]
+	heartbeat     *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
+	checkpoint    *connect.Client[v1.CheckpointRequest, v1.CheckpointResponse]
+	complete      *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
+	completeMany  *connect.Client[v1.CompleteManyRequest, v1.CompleteManyResponse]
+	fail          *connect.Client[v1.FailRequest, v1.FailResponse]
+	halt          *connect.Client[v1.HaltRequest, v1.HaltResponse]
+	ackCancel     *connect.Client[v1.AckCancelRequest, v1.AckCancelResponse]
+	release       *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
+	deadLetter    *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
+	notices       *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
+	addRunJobs    *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
+	heartbeatMany *connect.Client[v1.HeartbeatManyRequest, v1.HeartbeatManyResponse]
 }
 
 // Claim calls stint.v1.WorkerService.Claim.
@@ -272,6 +286,11 @@ func (c *workerServiceClient) AddRunJobs(ctx context.Context, req *connect.Reque
 	return c.addRunJobs.CallUnary(ctx, req)
 }
 
+// HeartbeatMany calls stint.v1.WorkerService.HeartbeatMany.
+func (c *workerServiceClient) HeartbeatMany(ctx context.Context, req *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error) {
+	return c.heartbeatMany.CallUnary(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the stint.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Claim leases up to limit queued jobs; with wait it long-polls until a job
@@ -303,6 +322,10 @@ type WorkerServiceHandler interface {
 	// run, by name. Repeated by the same lease with the same job names (a
 	// retry after a lost reply) it returns the run again and adds nothing.
 	AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error)
+	// HeartbeatMany renews many leases in one call (a pool's heartbeats that
+	// fall due together); each item is fenced on its own lease and answered
+	// on its own, in order.
+	HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -390,6 +413,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("AddRunJobs")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceHeartbeatManyHandler := connect.NewUnaryHandler(
+		WorkerServiceHeartbeatManyProcedure,
+		svc.HeartbeatMany,
+		connect.WithSchema(workerServiceMethods.ByName("HeartbeatMany")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceClaimProcedure:
@@ -418,6 +447,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceNoticesHandler.ServeHTTP(w, r)
 		case WorkerServiceAddRunJobsProcedure:
 			workerServiceAddRunJobsHandler.ServeHTTP(w, r)
+		case WorkerServiceHeartbeatManyProcedure:
+			workerServiceHeartbeatManyHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -477,4 +508,8 @@ func (UnimplementedWorkerServiceHandler) Notices(context.Context, *connect.Reque
 
 func (UnimplementedWorkerServiceHandler) AddRunJobs(context.Context, *connect.Request[v1.AddRunJobsRequest]) (*connect.Response[v1.AddRunJobsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.AddRunJobs is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.HeartbeatMany is not implemented"))
 }
