@@ -14,20 +14,8 @@ import (
 // live in one namespace for the whole database, like webhooks: only admins
 // of the default tenant may manage them over the API.
 
-// wholeDatabaseSchedules refuses a caller that is not an admin of the
-// default tenant.
-func wholeDatabaseSchedules(ctx context.Context) error {
-	p := principalOf(ctx)
-	if p.role != store.RoleAdmin || p.tenant.name != DefaultTenant {
-		return connect.NewError(connect.CodePermissionDenied, errorf(
-			"schedules belong to the whole database, not to tenant %q: use an admin token of the %q tenant",
-			p.tenant.name, DefaultTenant))
-	}
-	return nil
-}
-
 func (h *admin) schedules(ctx context.Context) (store.ScheduleStore, error) {
-	if err := wholeDatabaseSchedules(ctx); err != nil {
+	if err := wholeDatabaseFor(ctx, "schedules"); err != nil {
 		return nil, err
 	}
 	ss, err := store.Schedules(h.s)
