@@ -47,6 +47,11 @@ type attempt struct {
 	took       time.Duration
 	handlerErr error
 
+	// suspended: the handler gave the lease back to sleep or wait
+	// (step_api.go); suspendedAs is the job after the suspend.
+	suspended   atomic.Bool
+	suspendedAs lifecycle.Job
+
 	// recheck asks the heartbeater for one more renewal as soon as the one
 	// in flight is done: a lease notice arrived meanwhile.
 	recheck atomic.Bool

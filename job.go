@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/step"
 )
 
 // Job is one attempt of a job as its handler sees it: what to do (kind,
@@ -22,6 +23,7 @@ type Job struct {
 	checkpoint json.RawMessage
 	result     json.RawMessage
 	resultPtr  string
+	stepRun    *step.Run // the attempt's durable steps (step_api.go)
 }
 
 // ID returns the job's id.

@@ -11,7 +11,8 @@ type Outcome struct {
 	// accepted.
 	Job JobRecord
 	// Op is the report the pool made: "complete", "fail", "halt",
-	// "dead_letter", "ack_cancel", "release" or "time_out"; empty when the
+	// "dead_letter", "ack_cancel", "release", "time_out" or "suspend" (a
+	// durable sleep or wait gave the lease back); empty when the
 	// pool reported nothing because the job was no longer its own.
 	Op string
 	// Took is how long the handler ran.

@@ -25,6 +25,13 @@ func (a *attempt) settle(err error) bool {
 	if !a.settled.CompareAndSwap(false, true) {
 		return false
 	}
+	if a.suspended.Load() { // a durable sleep or wait gave the lease back: nothing to report
+		a.mu.Lock()
+		rec := a.suspendedAs
+		a.mu.Unlock()
+		a.outcome("suspend", rec, nil)
+		return false
+	}
 	if a.lost.Load() {
 		a.outcome("", JobRecord{}, context.Cause(a.ctx))
 		return false

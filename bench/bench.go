@@ -51,6 +51,9 @@ type Config struct {
 	// Progress, when set, is called about ten times a second while a phase
 	// runs, and once at its end, from one goroutine.
 	Progress func(Progress)
+	// ServerCPU, when set, measures the database server's CPU over the
+	// enqueue and work phases (see [PostgresCPU]).
+	ServerCPU ServerCPU
 }
 
 // Progress is where a running benchmark stands.
@@ -146,6 +149,9 @@ type Rate struct {
 	// Batch and Producers describe the enqueue phase.
 	Batch     int `json:"batch,omitempty"`
 	Producers int `json:"producers,omitempty"`
+	// CPU is the phase's CPU per job, client and server; nil where the
+	// process's CPU cannot be read.
+	CPU *CPU `json:"cpu,omitempty"`
 }
 
 func rate(n int, d time.Duration) Rate {
@@ -185,9 +191,6 @@ type runner struct {
 
 	// cancelStarted and cancelEnded hear from the cancel phase's handler.
 	cancelStarted, cancelEnded chan startedJob
-	// otherEvents counts the events of the cancel phase's jobs, which the
-	// check leaves out.
-	otherEvents int
 }
 
 type startedJob struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/bench"
 	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/postgres"
 	"github.com/stint-dev/stint/store/postgres/pgtest"
 	"github.com/stint-dev/stint/store/sqlite"
 )
@@ -23,6 +24,7 @@ func TestRun(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			var s store.Store
+			var probe bench.ServerCPU
 			if backend == "sqlite" {
 				var err error
 				s, err = sqlite.OpenStore(context.Background(), filepath.Join(t.TempDir(), "stint.db"), sqlite.Options{})
@@ -31,13 +33,22 @@ func TestRun(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = s.Close() })
 			} else {
-				s = pgtest.NewStore(t)
+				d := pgtest.NewDriver(t, postgres.Options{})
+				s = store.New(d, store.Options{})
+				t.Cleanup(func() { _ = s.Close() })
+				p, closeProbe, err := bench.PostgresCPU(t.Context(), pgtest.URL(t), postgres.ApplicationName(d.Schema()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(closeProbe)
+				probe = p
 			}
 			var mu sync.Mutex
 			phases := map[string]bench.Progress{}
 			rep, err := bench.Run(t.Context(), s, bench.Config{
 				Jobs: 500, Batch: 64, Producers: 3, LatencySamples: 20, CancelSamples: 3,
-				Pool: stint.Config{Logger: slog.New(slog.DiscardHandler)},
+				Pool:      stint.Config{Logger: slog.New(slog.DiscardHandler)},
+				ServerCPU: probe,
 				Progress: func(p bench.Progress) {
 					mu.Lock()
 					phases[p.Phase] = p
@@ -59,6 +70,13 @@ func TestRun(t *testing.T) {
 			}
 			if rep.Work.Jobs != 500 || rep.Work.PerSecond <= 0 {
 				t.Errorf("work %+v", rep.Work)
+			}
+			// CPU per job is reported for both phases (never judged: the
+			// backends' figure may round to 0 on a short run).
+			for _, c := range []*bench.CPU{rep.Enqueue.CPU, rep.Work.CPU} {
+				if c == nil || c.ClientUSPerJob <= 0 || c.BackendsUSPerJob < 0 || c.ClusterUSPerJob < 0 {
+					t.Errorf("cpu %+v: want the client's CPU per job of each phase", c)
+				}
 			}
 			p := rep.Pickup
 			if p.Samples != 20 || !(p.P50MS <= p.P95MS && p.P95MS <= p.P99MS && p.P99MS <= p.MaxMS) {

@@ -75,11 +75,6 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 		if err != nil {
 			return Latency{}, err
 		}
-		evs, err := r.s.JobEvents(ctx, id)
-		if err != nil {
-			return Latency{}, err
-		}
-		r.otherEvents += len(evs)
 		done.Add(1)
 	}
 	slices.Sort(lat)

@@ -41,7 +41,7 @@ type Check struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// check reads every job of the benchmark's kind and every event log.
+// check reads every job and its event log once, through store.Verify.
 //
 // Verify replays each job's log through the lifecycle from nothing and
 // reports any job whose replay does not end in its row's state, attempt and
@@ -50,66 +50,51 @@ type Check struct {
 // second succeeded event would be a transition out of a terminal state,
 // which the replay rejects). The event count then rules out anything else
 // in the logs: each job has at least enqueued, claimed, started and
-// succeeded, so Events == 4 × Jobs means exactly those.
+// succeeded, so Events == 4 × Jobs means exactly those. One pass keeps the
+// check's cost (which compare.sh counts with the rest of the process) to
+// one read of each row and log.
 func (r *runner) check(ctx context.Context) (Check, error) {
 	c := Check{Findings: []store.Finding{}}
 	want := r.cfg.Jobs + r.cfg.LatencySamples
 	stop := r.progress("check", want, func() int { return 0 })
 	defer stop()
 
-	first := ""
-	for after := ""; ; {
-		jobs, err := r.s.JobList(ctx, &store.JobListParams{Kind: r.cfg.Kind, AfterID: after, Limit: store.MaxBatch})
-		if err != nil {
-			return c, err
-		}
-		if len(jobs) == 0 {
-			break
-		}
-		for _, j := range jobs {
-			c.Jobs++
-			if first == "" {
-				first = j.ID
-			}
-			if j.State == lifecycle.Succeeded {
-				c.Succeeded++
-				if j.Attempt == 1 {
-					c.FirstAttempt++
-				}
-			}
-			r.mu.Lock()
-			n := r.runs[j.ID]
-			r.mu.Unlock()
-			switch {
-			case n == 0:
-				c.NeverRun++
-			case n > 1:
-				c.Duplicates++
-			}
-		}
-		after = jobs[len(jobs)-1].ID
-	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, n := range r.runs {
 		c.HandlerRuns += int(n)
 	}
-	r.mu.Unlock()
-
-	rep, err := r.s.Verify(ctx, &store.VerifyParams{})
+	events := 0
+	rep, err := r.s.Verify(ctx, &store.VerifyParams{OnJob: func(j store.Job, evs []store.Event) {
+		if j.Kind != r.cfg.Kind {
+			return
+		}
+		c.Jobs++
+		events += len(evs)
+		if c.EventsPerJob == nil {
+			c.EventsPerJob = []string{}
+			for _, e := range evs {
+				c.EventsPerJob = append(c.EventsPerJob, string(e.Type))
+			}
+		}
+		if j.State == lifecycle.Succeeded {
+			c.Succeeded++
+			if j.Attempt == 1 {
+				c.FirstAttempt++
+			}
+		}
+		switch n := r.runs[j.ID]; {
+		case n == 0:
+			c.NeverRun++
+		case n > 1:
+			c.Duplicates++
+		}
+	}})
 	if err != nil {
 		return c, err
 	}
-	c.Events = rep.Events - r.otherEvents
+	c.Events = events
 	c.Findings = append(c.Findings, rep.Findings...)
-	if first != "" {
-		evs, err := r.s.JobEvents(ctx, first)
-		if err != nil {
-			return c, err
-		}
-		for _, e := range evs {
-			c.EventsPerJob = append(c.EventsPerJob, string(e.Type))
-		}
-	}
 	c.judge(want)
 	return c, nil
 }

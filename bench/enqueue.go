@@ -20,6 +20,7 @@ func (r *runner) enqueue(ctx context.Context) (Rate, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
+	cpu := r.markCPU(ctx)
 	began := time.Now()
 	for range r.cfg.Producers {
 		wg.Go(func() {
@@ -48,6 +49,7 @@ func (r *runner) enqueue(ctx context.Context) (Rate, error) {
 		return Rate{}, err
 	}
 	rt := rate(r.cfg.Jobs, elapsed)
+	rt.CPU = r.cpuSince(ctx, cpu, r.cfg.Jobs)
 	rt.Batch, rt.Producers = r.cfg.Batch, r.cfg.Producers
 	return rt, nil
 }

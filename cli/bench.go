@@ -81,7 +81,7 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 		return usageErrorf("bench makes a fresh schema of its own: drop --schema (and %s)", EnvSchema)
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	st, where, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), o.keep)
+	st, where, schema, cleanup, err := a.openBenchStore(ctx, cmd.Flags().Changed("db"), o.keep)
 	if err != nil {
 		return err
 	}
@@ -110,6 +110,17 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 	if !o.noProgress && isTerminal(errOut) {
 		bar = &progressLine{w: errOut}
 		o.cfg.Progress = bar.show
+	}
+	if schema != "" {
+		// The server's CPU per job, when it runs on this machine: the
+		// backends of the store's connections (named after the schema by the
+		// driver) and the whole cluster.
+		probe, closeProbe, err := bench.PostgresCPU(ctx, a.databaseURL, postgres.ApplicationName(schema))
+		if err != nil {
+			return err
+		}
+		defer closeProbe()
+		o.cfg.ServerCPU = probe
 	}
 	if o.viaAPI {
 		var stop func()
@@ -164,12 +175,12 @@ func (a *app) benchBackend() string {
 }
 
 // openBenchStore opens a fresh database for the benchmark and returns a
-// description of it and the function that closes (and, unless keep,
-// removes) it.
-func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Store, string, func() error, error) {
+// description of it, its PostgreSQL schema ("" on SQLite), and the function
+// that closes (and, unless keep, removes) it.
+func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Store, string, string, func() error, error) {
 	if a.databaseURL != "" {
 		if _, err := pgx.ParseConfig(a.databaseURL); err != nil {
-			return nil, "", nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
+			return nil, "", "", nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
 		}
 		var b [6]byte
 		_, _ = rand.Read(b[:])
@@ -177,7 +188,7 @@ func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Sto
 		log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		st, err := postgres.OpenStore(ctx, a.databaseURL, postgres.Options{Schema: schema, Logger: log})
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", "", nil, err
 		}
 		cleanup := func() error {
 			cerr := st.Close()
@@ -187,18 +198,18 @@ func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Sto
 			}
 			return errors.Join(cerr, dropSchema(a.databaseURL, schema))
 		}
-		return st, "PostgreSQL (schema " + schema + ")", cleanup, nil
+		return st, "PostgreSQL (schema " + schema + ")", schema, cleanup, nil
 	}
 
 	path, dir := a.db, ""
 	if dbGiven {
 		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-			return nil, "", nil, usageErrorf("bench needs a fresh database, and %s exists: name a new file with --db, or leave --db out for a temporary one", path)
+			return nil, "", "", nil, usageErrorf("bench needs a fresh database, and %s exists: name a new file with --db, or leave --db out for a temporary one", path)
 		}
 	} else {
 		var err error
 		if dir, err = os.MkdirTemp(a.tempDir(), "stint-bench-"); err != nil {
-			return nil, "", nil, err
+			return nil, "", "", nil, err
 		}
 		path = filepath.Join(dir, "stint.db")
 	}
@@ -207,7 +218,7 @@ func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Sto
 		if dir != "" {
 			_ = os.RemoveAll(dir)
 		}
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	cleanup := func() error {
 		cerr := st.Close()
@@ -219,7 +230,7 @@ func (a *app) openBenchStore(ctx context.Context, dbGiven, keep bool) (store.Sto
 		}
 		return cerr
 	}
-	return st, "SQLite (" + path + ")", cleanup, nil
+	return st, "SQLite (" + path + ")", "", cleanup, nil
 }
 
 // tempDir is where temporary files go: $TMPDIR, read through the Env.
@@ -255,6 +266,9 @@ func writeBenchReport(w io.Writer, r benchResult, profile string) error {
 	t.row("enqueue", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs; batches of %d, %d at once)",
 		groupDigits(int(rep.Enqueue.PerSecond)), groupDigits(rep.Enqueue.Jobs), rep.Enqueue.Seconds, rep.Enqueue.Batch, rep.Enqueue.Producers))
 	t.row("work", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs)", groupDigits(int(rep.Work.PerSecond)), groupDigits(rep.Work.Jobs), rep.Work.Seconds))
+	if e, w := rep.Enqueue.CPU, rep.Work.CPU; e != nil && w != nil {
+		t.row("cpu", "enqueue: "+cpuLine(*e)+";  work: "+cpuLine(*w))
+	}
 	if p := rep.Pickup; p.Samples > 0 {
 		t.row("pickup", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (%d jobs enqueued one at a time into the idle pool)",
 			p.P50MS, p.P95MS, p.P99MS, p.MaxMS, p.Samples))
@@ -276,6 +290,15 @@ func writeBenchReport(w io.Writer, r benchResult, profile string) error {
 		t.row("profile", "CPU profile in "+profile+" (go tool pprof -top "+profile+")")
 	}
 	return t.flush()
+}
+
+// cpuLine prints a phase's CPU per job.
+func cpuLine(c bench.CPU) string {
+	s := fmt.Sprintf("client %.0f µs/job", c.ClientUSPerJob)
+	if c.BackendsUSPerJob > 0 || c.ClusterUSPerJob > 0 {
+		s += fmt.Sprintf(", PostgreSQL backends %.0f, cluster %.0f", c.BackendsUSPerJob, c.ClusterUSPerJob)
+	}
+	return s
 }
 
 func mib(b uint64) string {

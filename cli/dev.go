@@ -42,6 +42,7 @@ type devOptions struct {
 	api         string // where the API is served (cli/server.go)
 	webhook     string // --webhook: a URL subscribed before the demo run starts
 	secret      string // --webhook-secret
+	bus         busOptions
 }
 
 func (a *app) devCmd() *cobra.Command {
@@ -87,6 +88,7 @@ func (a *app) devCmd() *cobra.Command {
 	f.StringVar(&o.webhook, "webhook", "", "subscribe this URL to every event before the demo run starts (see `stint webhooks listen`)")
 	f.StringVar(&o.secret, "webhook-secret", "", "the --webhook's signing secret; default: a new one, printed")
 	f.StringVar(&o.api, "api", o.api, "loopback address to serve the API on (see `stint server`)")
+	o.bus.register(f)
 	f.Var(durationFlag{&o.grace}, "shutdown-grace", "how long running jobs may finish after Ctrl-C before they are cancelled and released; 0 cancels at once")
 	return cmd
 }
@@ -198,6 +200,12 @@ func (a *app) runDev(ctx context.Context, out io.Writer, o devOptions, queues ma
 		_ = pool.Stop(context.Background())
 		return err
 	}
+	stopBus, err := a.startBus(runCtx, out, st, &o.bus, logger)
+	if err != nil {
+		_ = pool.Stop(context.Background())
+		return err
+	}
+	defer stopBus()
 	stopOutbox, err := a.devOutbox(ctx, runCtx, st, out, logger, wantRun, order[0], o)
 	if err != nil {
 		_ = pool.Stop(context.Background())

@@ -26,7 +26,7 @@ func (a *app) wantDemo(ctx context.Context, st store.Store, want, auto bool) (bo
 // devOutbox starts the outbox deliverer of stint dev, and creates the demo
 // run when want. It returns the function that stops the deliverer.
 func (a *app) devOutbox(ctx, runCtx context.Context, st store.Store, out io.Writer, logger *slog.Logger, want bool, queue string, o devOptions) (func(), error) {
-	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock})
+	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock, Client: o.bus.client})
 	if err != nil {
 		return nil, err
 	}

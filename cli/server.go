@@ -32,6 +32,7 @@ type serverOptions struct {
 	noAuth       bool
 	insecure     bool
 	maxJSONBytes int
+	bus          busOptions
 }
 
 func (a *app) serverCmd() *cobra.Command {
@@ -61,6 +62,7 @@ func (a *app) serverCmd() *cobra.Command {
 	f.StringVar(&o.clientCA, "client-ca", "", "CA file (PEM): require client certificates signed by it (mutual TLS)")
 	f.BoolVar(&o.noAuth, "no-auth", false, "serve without tokens: every caller is an admin of the default tenant")
 	f.BoolVar(&o.insecure, "insecure", false, "allow --no-auth on a non-loopback address")
+	o.bus.register(f)
 	f.Var(intFlag{p: &o.maxJSONBytes, min: 1, max: lifecycle.MaxPayloadBytes}, "max-payload-bytes", "largest payload, result, checkpoint or progress accepted, in bytes (at most the store's own limit, 1 MiB)")
 	return cmd
 }
@@ -142,9 +144,14 @@ func (a *app) runServer(ctx context.Context, out io.Writer, o serverOptions) (er
 		return err
 	}
 	defer m.Stop()
+	stopBus, err := a.startBus(runCtx, out, st, &o.bus, logger)
+	if err != nil {
+		return err
+	}
+	defer stopBus()
 	// The outbox deliverer runs on every server: deliverers claim rows with
 	// SKIP LOCKED (PostgreSQL), so several servers share the work safely.
-	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock})
+	d, err := outbox.New(st, &outbox.Config{Logger: logger, Clock: a.env.Clock, Client: o.bus.client})
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ type Config struct {
 type handler struct {
 	cfg    Config
 	client *stint.Client
+	hist   *historyCache // nil when the store keeps no history
 }
 
 // New returns the dashboard for cfg.
@@ -75,6 +76,9 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	h := &handler{cfg: cfg, client: client}
+	if hr, err := store.HistoryOf(cfg.Store); err == nil {
+		h.hist = &historyCache{reader: hr, clock: cfg.Clock}
+	}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		return nil, err
@@ -95,7 +99,20 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("POST /api/dlq/replay", h.mutate(roleReplay, h.dlqReplay))
 	api.HandleFunc("GET /api/stalled", h.stalled)
 	api.HandleFunc("GET /api/workers", h.workers)
+	api.HandleFunc("GET /api/runs", h.runs)
 	api.HandleFunc("GET /api/runs/{id}", h.run)
+	api.HandleFunc("POST /api/runs/{id}/cancel", h.mutate(roleCancel, h.runCancel))
+	api.HandleFunc("POST /api/runs/{id}/rerun", h.mutate(roleCancel, h.runRerun))
+	api.HandleFunc("GET /api/history", h.history)
+	api.HandleFunc("GET /api/schedules", h.schedules)
+	api.HandleFunc("POST /api/schedules", h.mutate(rolePause, h.scheduleAdd))
+	api.HandleFunc("POST /api/schedules/{name}/pause", h.mutate(rolePause, h.schedulePause(true)))
+	api.HandleFunc("POST /api/schedules/{name}/resume", h.mutate(rolePause, h.schedulePause(false)))
+	api.HandleFunc("POST /api/schedules/{name}/delete", h.mutate(rolePause, h.scheduleDelete))
+	api.HandleFunc("GET /api/search", h.search)
+	api.HandleFunc("GET /api/search/count", h.searchCount)
+	api.HandleFunc("POST /api/search/cancel", h.mutate(roleCancel, h.searchBulk(bulkCancel)))
+	api.HandleFunc("POST /api/search/replay", h.mutate(roleReplay, h.searchBulk(bulkReplay)))
 	api.HandleFunc("GET /api/outbox", h.outbox)
 	api.HandleFunc("POST /api/outbox/{id}/replay", h.mutate(roleReplay, h.outboxReplay))
 	mux.Handle("/api/", h.authenticate(api))

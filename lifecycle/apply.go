@@ -72,6 +72,9 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 		ev.LeaseID = firstNonEmpty(next.LeaseID, job.LeaseID)
 	}
 	stamp(&ev, job, next, cmd)
+	if evType == EventStepRecorded {
+		ev.Details = stepDetails(cmd)
+	}
 	return Step{Job: next, Event: &ev}, nil
 }
 
@@ -104,6 +107,10 @@ func (c Command) validate(j *Job) error {
 		}
 		if err := CheckJSON("result", c.Result); err != nil {
 			return reject(ErrValidation, j, c.Op, "%s", inputProblem(err))
+		}
+	case OpStep, OpSuspend:
+		if err := c.validateStep(j); err != nil {
+			return err
 		}
 	case OpDeadLetter:
 		if !slices.Contains(DLQReasons, c.ReasonCode) {
@@ -167,6 +174,8 @@ func already(j Job, c Command) bool {
 			return slices.Contains([]State{Retrying, Failed, DeadLettered, TimedOut}, j.State) && j.Attempt > 0
 		case OpStall:
 			return j.State == Stalled
+		case OpSuspend:
+			return j.State == Scheduled && j.ReasonCode == ReasonSuspended
 		}
 	case ActorClient:
 		switch c.Op {
@@ -218,6 +227,7 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 			return notYet(next, op, "run_at", next.RunAt)
 		}
 		next.State = Queued
+		clearSuspended(next)
 		return op, actor, EventPromoted, nil
 	case OpUnblock:
 		if next.RunAt.After(now) {
@@ -346,6 +356,8 @@ func transition(next *Job, c Command, now time.Time) (Op, Actor, EventType, erro
 		next.State, next.ReasonCode = Cancelled, ReasonCancelDeadline
 		next.Reason = "the owner did not acknowledge the cancel before its deadline"
 		return op, actor, EventCancelled, nil
+	case OpStep, OpSuspend, OpWake:
+		return stepTransition(next, c, now)
 	case OpTimeOut:
 		if c.Deadline {
 			if next.Deadline == nil || now.Before(*next.Deadline) {

@@ -43,6 +43,14 @@ type Command struct {
 	Deadline bool
 	// CancelGrace overrides the job's cancel grace for a soft cancel.
 	CancelGrace time.Duration
+
+	// StepSeq and StepName identify the step a step command records: its
+	// place in the job's order of steps (from 1) and its name.
+	StepSeq  int
+	StepName string
+	// WakeAt is when a suspended job is due again (suspend). Reason names
+	// what it waits for.
+	WakeAt *time.Time
 }
 
 // Step is the outcome of an accepted command: the job after it and the event
@@ -83,4 +91,5 @@ const (
 	ReasonCancelled      = "cancelled"       // cancel by a client
 	ReasonCancelDeadline = "cancel_deadline" // force_cancel: the owner never acknowledged
 	ReasonDeadline       = "deadline"        // time_out: the overall deadline passed
+	ReasonSuspended      = "suspended"       // suspend: the job sleeps or waits, holding no lease
 )

@@ -23,6 +23,14 @@ const (
 	OpAckCancel   Op = "ack_cancel"
 	OpForceCancel Op = "force_cancel"
 	OpTimeOut     Op = "time_out"
+	// OpStep records a completed step of a running job (steps.go).
+	OpStep Op = "step"
+	// OpSuspend hands the lease back until a wake time: a durable sleep or
+	// wait that spends no attempt (steps.go).
+	OpSuspend Op = "suspend"
+	// OpWake makes a suspended job claimable before its wake time: the
+	// signal it waits for came, or the child job it awaits ended.
+	OpWake Op = "wake"
 )
 
 // Actor is who performs an operation.
@@ -61,4 +69,7 @@ const (
 	EventCancelled       EventType = "cancelled"
 	EventTimedOut        EventType = "timed_out"
 	EventHalted          EventType = "halted"
+	EventStepRecorded    EventType = "step_recorded"
+	EventSuspended       EventType = "suspended"
+	EventWoken           EventType = "woken"
 )

@@ -13,10 +13,11 @@ type Edge struct {
 }
 
 var (
-	owner       = []Actor{ActorOwner}
-	client      = []Actor{ActorClient}
-	system      = []Actor{ActorSystem}
-	ownerSystem = []Actor{ActorOwner, ActorSystem}
+	owner        = []Actor{ActorOwner}
+	client       = []Actor{ActorClient}
+	system       = []Actor{ActorSystem}
+	ownerSystem  = []Actor{ActorOwner, ActorSystem}
+	clientSystem = []Actor{ActorClient, ActorSystem}
 )
 
 // nonTerminal lists the states a hard cancel or a deadline may leave.
@@ -65,6 +66,12 @@ func buildTable() []Edge {
 	add(OpForceCancel, system, []State{CancelRequested}, Cancelled, EventCancelled)
 	add(OpTimeOut, system, []State{Running}, Retrying, EventRetryScheduled)
 	add(OpTimeOut, system, nonTerminal, TimedOut, EventTimedOut)
+	// Durable steps (steps.go): a step record is a self-loop of a running
+	// job, like a checkpoint; a suspend gives the lease back without ending
+	// the attempt in failure; a wake promotes a suspended job early.
+	add(OpStep, owner, []State{Running}, Running, EventStepRecorded)
+	add(OpSuspend, owner, []State{Running}, Scheduled, EventSuspended)
+	add(OpWake, clientSystem, []State{Scheduled}, Queued, EventWoken)
 	return t
 }
 

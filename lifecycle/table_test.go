@@ -15,6 +15,8 @@ type recipe struct {
 	spec func(*lifecycle.Spec)
 	cmd  func(w *world, actor lifecycle.Actor) lifecycle.Command
 	at   func(w *world, actor lifecycle.Actor) time.Time // nil: a second after the last step
+	// reach builds the job instead of reaching the row's From state plainly.
+	reach func(t fataler, spec lifecycle.Spec) *world
 }
 
 type rowKey struct {
@@ -115,6 +117,9 @@ var recipes = map[rowKey]recipe{
 		cmd: plain(lifecycle.OpForceCancel),
 		at:  func(w *world, _ lifecycle.Actor) time.Time { return *w.job.CancelDeadline },
 	},
+	{lifecycle.OpStep, lifecycle.Running}:      {cmd: stepCmdOf(1, "charge")},
+	{lifecycle.OpSuspend, lifecycle.Scheduled}: {cmd: suspendCmdOf(time.Hour)},
+	{lifecycle.OpWake, lifecycle.Queued}:       {cmd: plain(lifecycle.OpWake), reach: reachSuspended},
 	{lifecycle.OpTimeOut, lifecycle.Retrying}: {
 		spec: withTimeout,
 		cmd:  plain(lifecycle.OpTimeOut),
@@ -152,7 +157,12 @@ func TestTableRows(t *testing.T) {
 				if r.spec != nil {
 					r.spec(&spec)
 				}
-				w := reach(t, spec, row.From)
+				var w *world
+				if r.reach != nil {
+					w = r.reach(t, spec)
+				} else {
+					w = reach(t, spec, row.From)
+				}
 				now := w.now.Add(time.Second)
 				if r.at != nil {
 					now = r.at(w, actor)

@@ -28,61 +28,25 @@ func (s *service) leaseTTL(field string, d interface{ AsDuration() time.Duration
 }
 
 // Claim leases up to limit jobs. When none is ready and the request asks to
-// wait, it waits for the store's wake-ups of its queues (this process's own
-// commits and, on PostgreSQL, every server's NOTIFY), claiming again on each,
-// until a job is leased or the wait ends. It never polls the database.
+// wait, the server's dispatcher parks it until a wake-up of its queues (this
+// process's own commits and, on PostgreSQL, every server's NOTIFY) lets it
+// lease jobs for it, or the wait ends. It never polls the database, and a
+// wake-up claims for the waiters it can feed, not for every waiter.
 func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRequest]) (*connect.Response[stintv1.ClaimResponse], error) {
 	p, m := principalOf(ctx), req.Msg
 	params, wait, err := h.claimParams(p, m)
 	if err != nil {
 		return nil, err
 	}
-	wake, stop := h.s.Wakeups() // subscribe first: a wake-up between claim and wait is not lost
-	defer stop()
-	want := make(map[string]bool, len(params.Queues))
-	for _, q := range params.Queues {
-		want[q] = true
+	jobs, err := h.claims.Claim(ctx, params, wait)
+	if err != nil {
+		return nil, toConnect(err)
 	}
-	var timeout <-chan time.Time
-	if wait > 0 {
-		timeout = h.cfg.Clock.After(wait)
+	out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
+	for i, j := range jobs {
+		out.Jobs[i] = jobToProto(p.tenant, j)
 	}
-	for {
-		jobs, err := h.s.JobClaim(ctx, params)
-		if err != nil {
-			return nil, toConnect(err)
-		}
-		if len(jobs) > 0 || wait == 0 {
-			out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
-			for i, j := range jobs {
-				out.Jobs[i] = jobToProto(p.tenant, j)
-			}
-			return connect.NewResponse(out), nil
-		}
-		if !waitFor(ctx, wake, want, timeout) {
-			if ctx.Err() != nil {
-				return nil, toConnect(ctx.Err())
-			}
-			return connect.NewResponse(&stintv1.ClaimResponse{}), nil
-		}
-	}
-}
-
-// waitFor waits for a wake-up of one of the wanted queues; false when the
-// timeout or ctx ends first.
-func waitFor(ctx context.Context, wake <-chan string, want map[string]bool, timeout <-chan time.Time) bool {
-	for {
-		select {
-		case q := <-wake:
-			if want[q] {
-				return true
-			}
-		case <-timeout:
-			return false
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return connect.NewResponse(out), nil
 }
 
 func (h *worker) claimParams(p principal, m *stintv1.ClaimRequest) (*store.JobClaimParams, time.Duration, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stint-dev/stint/clock"
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
 	"github.com/stint-dev/stint/server"
+	"github.com/stint-dev/stint/server/dispatch"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -17,14 +18,18 @@ import (
 // queue takes to get a job after the job's enqueue returned (pickup-ms/op),
 // on SQLite, over HTTP with tokens.
 func BenchmarkLongPollPickup(b *testing.B) {
-	// The wait's clock never moves: only a wake-up ends a claim, and its
-	// timer says when it waits.
+	// The wait's clock never moves: only a wake-up ends a claim, and the
+	// dispatcher says when it waits.
 	clk := clock.NewManual(time.Now())
-	e := start(b, backends[0].open(b), server.Config{Clock: clk})
+	s := backends[0].open(b)
+	d, err := dispatch.New(dispatch.Config{Store: s, Clock: clk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := start(b, s, server.Config{Clock: clk, Dispatcher: d})
 	client, worker := e.jobs(e.token("acme", store.RoleClient)), e.worker(e.token("acme", store.RoleWorker))
 	var total time.Duration
 	for b.Loop() {
-		waiting := clk.Waiters()
 		got := make(chan time.Time, 1)
 		go func() {
 			res, err := worker.Claim(b.Context(), connect.NewRequest(&stintv1.ClaimRequest{Queues: []string{"q"}, Wait: durationpb.New(10 * time.Second)}))
@@ -34,8 +39,8 @@ func BenchmarkLongPollPickup(b *testing.B) {
 			got <- time.Now()
 		}()
 		for { // enqueue once the claim waits: its first, empty claim is past
-			changed := clk.Changed()
-			if clk.Waiters() > waiting {
+			changed := d.Changed()
+			if d.Waiting() > 0 {
 				break
 			}
 			<-changed

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/proto/stint/v1/stintv1connect"
+	"github.com/stint-dev/stint/server/dispatch"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	DefaultLeaseTTL time.Duration
 	// Clock times long polls. Defaults to the system clock.
 	Clock clock.Clock
+	// Dispatcher serves the claims that wait (long polls). Defaults to one
+	// over Store with Clock and Logger; tests pass their own to watch it.
+	Dispatcher *dispatch.Dispatcher
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -73,6 +77,7 @@ type service struct {
 	cfg    Config
 	s      store.Store
 	tokens store.Tokens // nil when the store keeps none (NoAuth)
+	claims *dispatch.Dispatcher
 }
 
 // New returns the API as an http.Handler serving the jobs, runs, worker and
@@ -87,7 +92,13 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil && !cfg.NoAuth {
 		return nil, fmt.Errorf("server: the store keeps no tokens (%w): authentication needs one", err)
 	}
-	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens}
+	claims := cfg.Dispatcher
+	if claims == nil {
+		if claims, err = dispatch.New(dispatch.Config{Store: cfg.Store, Clock: cfg.Clock, Logger: cfg.Logger}); err != nil {
+			return nil, err
+		}
+	}
+	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens, claims: claims}
 	// A message may carry a batch of payloads; beyond this it is refused
 	// before it is decoded.
 	opts := []connect.HandlerOption{

@@ -68,7 +68,11 @@ func (e *engine) write(ctx context.Context, fn func(tx Tx, b *batch) error) erro
 			return err
 		}
 		// Runs and the outbox follow from the jobs' transitions in the same
-		// transaction (runsettle.go, outboxmatch.go).
+		// transaction (runsettle.go, outboxmatch.go), as do the wake-ups of
+		// parents awaiting a child that ended (step_ops.go).
+		if err := e.wakeParents(ctx, tx, &b); err != nil {
+			return err
+		}
 		if err := e.settleRuns(ctx, tx, &b); err != nil {
 			return err
 		}

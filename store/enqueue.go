@@ -118,8 +118,7 @@ func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]
 		return ids, nil, nil
 	}
 	for i, spec := range p.Jobs {
-		// Scoped by tenant and producer, so two of them never share jobs.
-		ids[i] = uuid.NewSHA1(requestNS, fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", spec.Tenant, p.ActorID, p.RequestID, i)).String()
+		ids[i] = requestJobID(spec.Tenant, p.ActorID, p.RequestID, i)
 	}
 	found, err := tx.JobGet(ctx, ids)
 	if err != nil || len(found) == 0 {

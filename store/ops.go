@@ -106,6 +106,9 @@ func (e *engine) JobCancel(ctx context.Context, p *JobCancelParams) (Job, error)
 }
 
 func (e *engine) JobApply(ctx context.Context, p *JobApplyParams) (Job, error) {
+	if p.Command.Op == lifecycle.OpStep { // a step event without its record would fail verify
+		return e.refuseStep(ctx, p)
+	}
 	return e.one(ctx, p.JobID, p.Command, p.ExpectedRev, p.Now)
 }
 

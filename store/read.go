@@ -85,6 +85,7 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 	for {
 		var jobs []Job
 		var events []Event
+		var steps map[string][]StepRecord
 		err := e.d.Read(ctx, func(tx Tx) error {
 			var err error
 			if jobs, err = tx.JobList(ctx, JobListParams{AfterID: after, Limit: verifyPage}); err != nil || len(jobs) == 0 {
@@ -94,7 +95,10 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 			for i, j := range jobs {
 				ids[i] = j.ID
 			}
-			events, err = tx.EventList(ctx, ids)
+			if events, err = tx.EventList(ctx, ids); err != nil {
+				return err
+			}
+			steps, err = stepsOf(ctx, tx, ids)
 			return err
 		})
 		if err != nil {
@@ -110,7 +114,14 @@ func (e *engine) Verify(ctx context.Context, p *VerifyParams) (VerifyReport, err
 		rep.Events += len(events)
 		for _, j := range jobs {
 			rep.Jobs++
-			if problem := verifyJob(j, byJob[j.ID]); problem != "" {
+			if p != nil && p.OnJob != nil {
+				p.OnJob(j, byJob[j.ID])
+			}
+			problem := verifyJob(j, byJob[j.ID])
+			if problem == "" {
+				problem = verifySteps(byJob[j.ID], steps[j.ID])
+			}
+			if problem != "" {
 				f := Finding{JobID: j.ID, Problem: problem}
 				rep.Findings = append(rep.Findings, f)
 				if p != nil && p.OnFinding != nil {

@@ -249,7 +249,7 @@ func (e *engine) ScheduleFire(ctx context.Context, p *ScheduleFireParams) (Enque
 		}
 		tick := p.Tick.UTC().Truncate(time.Microsecond)
 		if p.Enqueue && !s.Paused {
-			key := fmt.Sprintf("cron:%s:%s", s.Name, tick.Format(time.RFC3339Nano))
+			key := ScheduleTickKey(s.Name, tick)
 			spec := s.Spec()
 			spec.DedupeKey = key
 			// The request id derives the job's id from the tick: the same

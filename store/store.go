@@ -268,6 +268,10 @@ type JobListParams struct {
 type VerifyParams struct {
 	// OnFinding, when set, is called for each finding as it is found.
 	OnFinding func(Finding)
+	// OnJob, when set, is called for every job Verify reads, with its
+	// events, in id order: a caller that looks at every job (stint bench's
+	// check) reads them once.
+	OnJob func(Job, []Event)
 }
 
 // Finding is one job whose events and row disagree.

@@ -6,6 +6,7 @@
 const $ = (sel) => document.querySelector(sel);
 let me = null;        // whoami: role, tenant, can_cancel, can_replay
 let timer = null;
+const still = new Set(); // pages drawn on navigation and after actions only
 
 // A token in the address (#token=...) is taken once, then dropped from it.
 (function takeTokenFromAddress() {
@@ -51,6 +52,15 @@ $("#login-form").addEventListener("submit", (e) => {
   start();
 });
 
+$("#main").addEventListener("submit", (e) => {
+  if (e.target.id !== "history-form") return;
+  e.preventDefault();
+  const p = new URLSearchParams({ window: e.target.dataset.window });
+  const q = new FormData(e.target).get("queue");
+  if (q) p.set("queue", q);
+  location.hash = "#/history?" + p;
+});
+
 $("#filter-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const params = new URLSearchParams();
@@ -83,6 +93,43 @@ const pages = {
       <table data-testid="queues"><tr><th>Queue</th><th>Backlog</th><th>Running</th><th>Scheduled</th><th>Dead</th><th>Oldest wait</th><th>Throughput</th><th>By state</th></tr>
       ${rows || `<tr><td colspan="8">No live jobs.</td></tr>`}</table>
       ${flowTable(flow, r)}`;
+  },
+
+  // History at a glance: outcomes per minute, queue depth, pickup latency
+  // and run time over the last hour or day, from the job events the server
+  // reads and caches in the background.
+  async history(_, params) {
+    const win = params.get("window") === "day" ? "day" : "hour";
+    const queue = params.get("queue") || "";
+    const r = await api(`history?window=${win}&queue=${encodeURIComponent(queue)}`);
+    const link = (w, label) => {
+      const p = new URLSearchParams({ window: w });
+      if (queue) p.set("queue", queue);
+      return `<a href="#/history?${p}" ${w === win ? `aria-current="page" class="current"` : ""} data-testid="window-${w}">${label}</a>`;
+    };
+    const options = [`<option value="">all queues</option>`, ...r.queues.map((q) => `<option ${q === queue ? "selected" : ""}>${esc(q)}</option>`)].join("");
+    const per = r.step_seconds === 60 ? "per minute" : `per minute, averaged over ${r.step_seconds / 60} minutes`;
+    const t = r.totals;
+    return `<h2>History${queue ? ` of <span data-testid="history-queue">${esc(queue)}</span>` : ""}</h2>
+      <form id="history-form" class="inline" data-window="${win}">
+        <span class="tabs">${link("hour", "Last hour")} ${link("day", "Last day")}</span>
+        <label>Queue <select name="queue">${options}</select></label> <button type="submit">Show</button>
+      </form>
+      <p data-testid="history-totals">Over the last ${win}: <strong>${t.succeeded}</strong> succeeded, <strong>${t.failed}</strong> failed attempts,
+        <strong>${t.dead_lettered}</strong> dead-lettered. Read from the job events at ${time(r.at)}.</p>
+      <div class="charts">
+      ${charts.bars({ title: `Outcomes (${per})`, times: r.times, unit: "/min", series: [
+        { name: "succeeded", values: r.succeeded, colour: "#2e7d32" },
+        { name: "failed", values: r.failed, colour: "#ef6c00" },
+        { name: "dead-lettered", values: r.dead_lettered, colour: "#c62828" }] })}
+      ${charts.lines({ title: "Queue depth (queued jobs)", times: r.times, fmt: (v) => +v.toFixed(1), series: [
+        { name: "queued", values: r.depth, colour: "#1565c0" }] })}
+      ${charts.lines({ title: "Pickup latency (queued to claimed)", times: r.times, fmt: charts.ms, series: [
+        { name: "p50", values: r.pickup_p50, colour: "#6a1b9a" }, { name: "p99", values: r.pickup_p99, colour: "#6a1b9a", dash: true }] })}
+      ${charts.lines({ title: "Run time (started to ended)", times: r.times, fmt: charts.ms, series: [
+        { name: "p50", values: r.run_p50, colour: "#00695c" }, { name: "p99", values: r.run_p99, colour: "#00695c", dash: true }] })}
+      </div>
+      <p class="note">Latencies are read from histogram buckets (1, 2, 5 × each power of ten): a percentile shows its bucket's upper bound.</p>`;
   },
 
   async jobs(_, params) {
@@ -155,44 +202,6 @@ const pages = {
       ${rows || `<tr><td colspan="6">None.</td></tr>`}</table>`;
   },
 
-  // A run drawn as its DAG: each job in the column after its latest
-  // dependency, with an arrow from each dependency.
-  async run(id) {
-    const r = await api("runs/" + encodeURIComponent(id));
-    const byID = new Map(r.jobs.map((j) => [j.id, j]));
-    const level = new Map();
-    const depth = (j, seen = new Set()) => {
-      if (level.has(j.id)) return level.get(j.id);
-      if (seen.has(j.id)) return 0;
-      seen.add(j.id);
-      const deps = (j.depends_on || []).filter((d) => byID.has(d));
-      const l = deps.length ? 1 + Math.max(...deps.map((d) => depth(byID.get(d), seen))) : 0;
-      level.set(j.id, l);
-      return l;
-    };
-    r.jobs.forEach((j) => depth(j));
-    const cols = [];
-    for (const j of r.jobs) (cols[level.get(j.id)] ||= []).push(j);
-    const W = 190, H = 48, GX = 60, GY = 16, pos = new Map();
-    cols.forEach((col, x) => col.forEach((j, y) => pos.set(j.id, { x: 10 + x * (W + GX), y: 10 + y * (H + GY) })));
-    const width = 20 + cols.length * (W + GX), height = 20 + Math.max(...cols.map((c) => c.length)) * (H + GY);
-    const colour = { succeeded: "#d4f5d4", running: "#d7e9ff", claimed: "#d7e9ff", dead_lettered: "#ffd9d9", failed: "#ffd9d9", retrying: "#fff0c2", stalled: "#fff0c2" };
-    const edges = r.jobs.flatMap((j) => (j.depends_on || []).filter((d) => pos.has(d)).map((d) => {
-      const a = pos.get(d), b = pos.get(j.id);
-      return `<line x1="${a.x + W}" y1="${a.y + H / 2}" x2="${b.x}" y2="${b.y + H / 2}" stroke="#888" marker-end="url(#arrow)"/>`;
-    })).join("");
-    const nodes = r.jobs.map((j) => {
-      const p = pos.get(j.id);
-      return `<a href="#/job/${encodeURIComponent(j.id)}" data-testid="run-node"><rect x="${p.x}" y="${p.y}" width="${W}" height="${H}" rx="4"
-        fill="${colour[j.state] || "#eee"}" stroke="#999"/><text x="${p.x + 8}" y="${p.y + 19}">${esc(j.kind)}</text>
-        <text x="${p.x + 8}" y="${p.y + 37}" font-size="12">step ${j.step_index || 0} · ${esc(j.state)}</text></a>`;
-    }).join("");
-    return `<h2>Run ${esc(id)}</h2>
-      <svg data-testid="run-dag" width="${width}" height="${height}" font-family="system-ui" font-size="13">
-      <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888"/></marker></defs>
-      ${edges}${nodes}</svg>`;
-  },
-
   // The webhook outbox: admins of the default tenant only (its rows carry
   // no tenant). Dead messages get a replay button unless read-only.
   async outbox() {
@@ -245,13 +254,28 @@ function flowTable(flow, counts) {
 }
 
 async function act(path, body) {
+  let out = null;
   try {
-    await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+    out = await api(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
     $("#error").textContent = "";
   } catch (e) {
     $("#error").textContent = e.message;
   }
-  render();
+  await render(true);
+  return out;
+}
+
+// confirmAction asks in a modal dialog (keyboard: Enter confirms, Escape
+// cancels) and resolves true when the user confirms.
+function confirmAction(message) {
+  const d = $("#confirm");
+  $("#confirm-message").textContent = message;
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "yes"), { once: true });
+    d.returnValue = "";
+    d.showModal();
+    $("#confirm-yes").focus();
+  });
 }
 function replaySelected() {
   const ids = [...document.querySelectorAll(".pick:checked")].map((c) => c.value);
@@ -261,22 +285,49 @@ function replayAll(reason) {
   act("dlq/replay", { all: true, reason_code: reason });
 }
 
-async function render() {
+let drawn = "";
+// render draws the page of the address. A timed redraw (not forced) skips
+// still pages, and pages where the user is typing in a form, and leaves
+// the page alone when nothing changed, so focus and selection survive.
+async function render(force) {
   const { page, arg, params } = route();
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.page === page);
+  const fromTimer = force === "timer";
+  for (const a of document.querySelectorAll("nav a")) {
+    a.classList.toggle("active", a.dataset.page === page);
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (fromTimer && (still.has(page) || (document.activeElement && document.activeElement.closest("#main form")))) return;
   if (page !== "jobs") $("#filters").hidden = true;
   const fn = pages[page] || pages.queues;
   try {
     const html = await fn(arg, params);
-    // Keep checked boxes across redraws.
-    const picked = new Set([...document.querySelectorAll(".pick:checked")].map((c) => c.value));
-    $("#main").innerHTML = html;
-    for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
+    const key = location.hash + "\n" + html;
+    if (key !== drawn) {
+      // Keep checked boxes, open details and the focused control across redraws.
+      const picked = new Set([...document.querySelectorAll(".pick:checked")].map((c) => c.value));
+      const open = new Set([...document.querySelectorAll("#main details[open]")].map((d) => d.id));
+      const focus = focusKey(document.activeElement);
+      $("#main").innerHTML = html;
+      drawn = key;
+      for (const c of document.querySelectorAll(".pick")) c.checked = picked.has(c.value);
+      for (const d of document.querySelectorAll("#main details")) if (open.has(d.id)) d.open = true;
+      if (focus) {
+        const el = [...document.querySelectorAll("#main a, #main button, #main input, #main select")].find((e) => focusKey(e) === focus);
+        if (el) el.focus();
+      }
+    }
     $("#live").textContent = "live · " + new Date().toLocaleTimeString();
     $("#error").textContent = "";
   } catch (e) {
     if (me) $("#error").textContent = e.message;
   }
+}
+
+// focusKey names a control inside #main by what it does, to find it again
+// after a redraw.
+function focusKey(el) {
+  if (!el || !el.closest || !el.closest("#main")) return "";
+  return [el.tagName, el.getAttribute("href"), el.dataset.post, el.dataset.flow, el.dataset.queue, el.name, el.value, el.textContent].join("|");
 }
 
 async function start() {
@@ -288,21 +339,25 @@ async function start() {
   $("#login").hidden = true;
   $("#nav-outbox").hidden = !me.can_see_outbox;
   $("#who").textContent = `${me.name} · ${me.role} · tenant ${me.tenant}${me.read_only ? " · read-only" : ""}`;
-  render();
+  render(true);
   clearInterval(timer);
-  timer = setInterval(render, 2000);
+  timer = setInterval(() => render("timer"), 2000);
 }
 
 // Buttons say what they do in data attributes (no inline handlers, so no
 // job field ever reaches JavaScript source).
-$("#main").addEventListener("click", (e) => {
+$("#main").addEventListener("click", async (e) => {
   const b = e.target.closest("button");
-  if (!b) return;
-  if (b.dataset.post) act(b.dataset.post);
-  else if (b.dataset.flow) act("flow/" + b.dataset.flow, { queue: b.dataset.queue });
+  if (!b || b.closest("form")) return;
+  if (b.dataset.confirm && !(await confirmAction(b.dataset.confirm))) return;
+  if (b.dataset.bulk) bulkAction(b);
+  else if (b.dataset.post) {
+    const out = await act(b.dataset.post, b.dataset.body ? JSON.parse(b.dataset.body) : undefined);
+    if (out && b.hasAttribute("data-goto-run") && out.run) location.hash = "#/run/" + encodeURIComponent(out.run.id);
+  } else if (b.dataset.flow) act("flow/" + b.dataset.flow, { queue: b.dataset.queue });
   else if (b.dataset.replayReason !== undefined) replayAll(b.dataset.replayReason);
   else if (b.hasAttribute("data-replay-selected")) replaySelected();
 });
 
-window.addEventListener("hashchange", render);
-start();
+window.addEventListener("hashchange", () => render(true));
+document.addEventListener("DOMContentLoaded", start);

@@ -84,7 +84,7 @@ func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	params["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
 	if params["application_name"] == "" {
 		// Names the pool's sessions in pg_stat_activity.
-		params["application_name"] = "stint/" + opts.Schema
+		params["application_name"] = ApplicationName(opts.Schema)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -94,6 +94,10 @@ func connect(ctx context.Context, url string, opts Options) (*Driver, error) {
 	d.probeCtx, d.probeStop = context.WithCancel(context.Background())
 	return d, nil
 }
+
+// ApplicationName is the application_name the driver gives its sessions
+// (unless the URL sets one), so pg_stat_activity tells them apart.
+func ApplicationName(schema string) string { return "stint/" + schema }
 
 // OpenStore opens a Driver and builds a Store on it.
 func OpenStore(ctx context.Context, url string, opts Options) (store.Store, error) {

@@ -323,6 +323,8 @@ func (w *walker) perform(j store.Job, p opActor, at *time.Time) (store.Job, int,
 			return maint(store.Store.JobTimeOutDue)
 		}
 		return sys(lifecycle.Command{Op: p.Op, Deadline: j.Deadline != nil && !at.Before(*j.Deadline)})
+	case lifecycle.OpStep, lifecycle.OpSuspend, lifecycle.OpWake:
+		return w.performStep(j, p, owner, at)
 	}
 	w.t.Fatalf("the walk has no way to perform %s by %s: add it to walker.perform", p.Op, p.Actor)
 	return store.Job{}, 0, nil

@@ -86,6 +86,9 @@ func as(op lifecycle.Op, actor lifecycle.Actor) func(f fixture) lifecycle.Comman
 		if op == lifecycle.OpClaim && actor != lifecycle.ActorOwner {
 			c.LeaseID = "lease-new"
 		}
+		c.StepSeq, c.StepName = 1, "step" // step and suspend are well formed: the state decides
+		wake := epoch.Add(72 * time.Hour)
+		c.WakeAt = &wake
 		return c
 	}
 }

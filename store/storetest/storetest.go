@@ -44,6 +44,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Runs", testRuns},
 		{"Outbox", testOutbox},
 		{"RunWalk", testRunWalk},
+		{"Steps", testSteps},
+		{"History", testHistory},
+		{"Search", testSearch},
+		{"ScheduleTick", testScheduleTick},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

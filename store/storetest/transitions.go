@@ -174,6 +174,8 @@ func recipes(e lifecycle.Edge, a lifecycle.Actor) []recipe {
 			{name: "cancel_deadline", wait: lifecycle.DefaultCancelGrace + time.Minute, cmd: sys(lifecycle.OpForceCancel), call: maintain(store.Store.JobForceCancelDue)},
 			{name: "lease_expired", wait: twoHours, cmd: sys(lifecycle.OpForceCancel), call: maintain(store.Store.JobStallExpired)},
 		}
+	case lifecycle.OpStep, lifecycle.OpSuspend, lifecycle.OpWake:
+		return stepRecipes(e, a)
 	case lifecycle.OpTimeOut:
 		deadline := with(sys(lifecycle.OpTimeOut), func(c *lifecycle.Command) { c.Deadline = true })
 		if e.To == lifecycle.Retrying {
