@@ -42,6 +42,10 @@ type attempt struct {
 	// sent, by the pool's clock: the lease lasts at least LeaseTTL from then.
 	lastBeat time.Time
 	expires  time.Time // the lease's expiry as the store last said
+	// held is the job as the store last returned it to this attempt (the
+	// claim, a renewal): the completion hands it to the store, which then
+	// need not read the row (store.JobCompleteParams.Held).
+	held *lifecycle.Job
 	// took and handlerErr are how long the handler ran and what it
 	// returned, for Config.OnOutcome.
 	took       time.Duration
@@ -67,7 +71,15 @@ func newAttempt(p *Pool, rec lifecycle.Job, sent time.Time, done func()) *attemp
 		a.expires = *rec.LeaseExpiresAt
 	}
 	a.job = &Job{rec: rec, a: a, checkpoint: rec.Checkpoint}
+	a.held = &a.job.rec
 	return a
+}
+
+// heldRecord is the job as the store last returned it to this attempt.
+func (a *attempt) heldRecord() *lifecycle.Job {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.held
 }
 
 func (a *attempt) owner() store.OwnerParams {
@@ -190,11 +202,14 @@ func (a *attempt) sinceBeat(now time.Time) time.Duration {
 // a halt on budget, or a lease that is gone.
 func (a *attempt) observe(rec lifecycle.Job, err error) {
 	if err == nil {
+		a.mu.Lock()
 		if rec.LeaseExpiresAt != nil {
-			a.mu.Lock()
 			a.expires = *rec.LeaseExpiresAt
-			a.mu.Unlock()
 		}
+		if rec.ID == a.job.rec.ID {
+			a.held = &rec
+		}
+		a.mu.Unlock()
 		switch rec.State {
 		case lifecycle.CancelRequested:
 			a.cancel(fmt.Errorf("%w: %s", ErrCancelRequested, rec.Reason))

@@ -42,7 +42,7 @@ func newCompleter(p *Pool) *completer {
 func (c *completer) add(a *attempt) bool {
 	result, ptr := a.job.results()
 	cp := completion{a: a, params: store.JobCompleteParams{
-		OwnerParams: a.owner(), Result: result, ResultPtr: ptr, ExecutionMS: a.execMS(),
+		OwnerParams: a.owner(), Result: result, ResultPtr: ptr, ExecutionMS: a.execMS(), Held: a.heldRecord(),
 	}}
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -23,6 +23,7 @@ type Bridge struct {
 	log *slog.Logger
 	m   *metrics
 	ev  *eventCache
+	out *inflight
 
 	mu     sync.Mutex
 	nc     *nats.Conn
@@ -41,7 +42,7 @@ func New(st store.Store, cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bridge{st: st, cfg: c, log: c.Logger.With("component", "bus"), m: m, ev: newEventCache()}, nil
+	return &Bridge{st: st, cfg: c, log: c.Logger.With("component", "bus"), m: m, ev: newEventCache(), out: newInflight()}, nil
 }
 
 // Start connects to NATS, creates the streams, consumers and the outbox
@@ -56,7 +57,11 @@ func (b *Bridge) Start(ctx context.Context) error {
 	}
 	nc, err := nats.Connect(b.cfg.URL, nats.Name("stint-bus-"+b.cfg.Name), nats.MaxReconnects(-1),
 		nats.RetryOnFailedConnect(true), nats.CustomReconnectDelay(reconnectDelay),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { b.log.Warn("bus disconnected", "err", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				b.log.Warn("bus disconnected", "err", err)
+			}
+		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { b.log.Info("bus reconnected", "server", c.ConnectedUrlRedacted()) }))
 	if err != nil {
 		return fmt.Errorf("bus: connect to %s: %w", b.cfg.URL, err)

@@ -74,6 +74,14 @@ type Config struct {
 	// MaxInFlight bounds the unacknowledged messages of each consumer
 	// (JetStream MaxAckPending). Defaults to 1000.
 	MaxInFlight int
+	// MaxDispatched bounds the jobs out with bus workers at once (per
+	// bridge): more would wait in the dispatch stream while their leases
+	// run. Defaults to 500.
+	MaxDispatched int
+	// Concurrency is how many messages of a fetched batch are handled at
+	// once (messages about the same job always in order, one at a time):
+	// the store commits concurrent writes together. Defaults to 32.
+	Concurrency int
 	// Batch is the most messages fetched, or jobs claimed, at a time.
 	// Defaults to 100.
 	Batch int
@@ -130,6 +138,8 @@ func (c Config) WithDefaults() Config {
 	}
 	num(&c.MaxInFlight, 1000)
 	num(&c.Batch, 100)
+	num(&c.MaxDispatched, 500)
+	num(&c.Concurrency, 32)
 	num(&c.MaxPayloadBytes, lifecycle.MaxPayloadBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -3,6 +3,8 @@ package bus
 import (
 	"context"
 	"errors"
+	"hash/fnv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,7 +14,7 @@ import (
 // message to handle, until ctx ends. While open says no (backpressure) it
 // fetches nothing, so messages wait in the stream. Failures (the bus away,
 // the consumer deleted) back off and set the consumer up again.
-func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, handle func(context.Context, jetstream.Msg)) {
+func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, key func(jetstream.Msg) string, handle func(context.Context, jetstream.Msg)) {
 	var cons jetstream.Consumer
 	fails := 0
 	failed := func(what string, err error) bool {
@@ -47,9 +49,11 @@ func (b *Bridge) consume(ctx context.Context, stream string, open func(context.C
 			}
 			continue
 		}
+		var msgs []jetstream.Msg
 		for msg := range batch.Messages() {
-			handle(ctx, msg)
+			msgs = append(msgs, msg)
 		}
+		b.lanes(ctx, msgs, key, handle)
 		if err := batch.Error(); err != nil && !isTimeout(err) && !errors.Is(err, jetstream.ErrNoMessages) {
 			cons = nil
 			if !failed("fetch", err) {
@@ -59,6 +63,34 @@ func (b *Bridge) consume(ctx context.Context, stream string, open func(context.C
 		}
 		fails = 0
 	}
+}
+
+// lanes handles msgs on up to Concurrency goroutines: the messages with the
+// same key go to the same lane, in the order they came.
+func (b *Bridge) lanes(ctx context.Context, msgs []jetstream.Msg, key func(jetstream.Msg) string, handle func(context.Context, jetstream.Msg)) {
+	n := min(b.cfg.Concurrency, len(msgs))
+	if n <= 1 {
+		for _, m := range msgs {
+			handle(ctx, m)
+		}
+		return
+	}
+	lanes := make([][]jetstream.Msg, n)
+	for _, m := range msgs {
+		h := fnv.New32a()
+		h.Write([]byte(key(m)))
+		i := int(h.Sum32() % uint32(n))
+		lanes[i] = append(lanes[i], m)
+	}
+	var wg sync.WaitGroup
+	for _, lane := range lanes {
+		wg.Go(func() {
+			for _, m := range lane {
+				handle(ctx, m)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // withTimeout runs a setup call bounded by 5s.

@@ -14,7 +14,10 @@ import (
 )
 
 // dispatch claims the jobs of WorkerTopics and publishes each on
-// DispatchPrefix + topic with its fencing token, until ctx ends. It claims
+// DispatchPrefix + topic with its fencing token, until ctx ends. A job is
+// claimed and started in one transaction, as the in-process pool does: its
+// events still say DISPATCHED then RUNNING, its lease and its per-attempt
+// timeout run from the dispatch, and each result costs one write. It claims
 // nothing while the bus is away: a claimed job that cannot be published
 // would wait out its lease for nothing.
 func (b *Bridge) dispatch(ctx context.Context) {
@@ -37,12 +40,13 @@ func (b *Bridge) dispatch(ctx context.Context) {
 			continue
 		}
 		fails = 0
-		if n == b.cfg.Batch {
+		if n > 0 {
 			continue // more may be waiting
 		}
 		select {
 		case <-ctx.Done():
 		case <-wake:
+		case <-b.out.freed:
 		case <-b.cfg.Clock.After(time.Second):
 		}
 	}
@@ -58,10 +62,17 @@ func (b *Bridge) dispatchOnce(ctx context.Context) (int, error) {
 	if !b.connected() {
 		return 0, errAway
 	}
+	limit := min(b.cfg.Batch, b.out.room(b.cfg.Clock.Now(), b.cfg.MaxDispatched))
+	if limit <= 0 {
+		return 0, nil
+	}
 	jobs, err := b.st.JobClaim(ctx, &store.JobClaimParams{WorkerID: b.cfg.owner(), Queues: []string{b.cfg.Queue},
-		Topics: b.cfg.WorkerTopics, Limit: b.cfg.Batch, LeaseTTL: b.cfg.LeaseTTL})
+		Topics: b.cfg.WorkerTopics, Limit: limit, LeaseTTL: b.cfg.LeaseTTL, Start: true})
 	if err != nil || len(jobs) == 0 {
 		return 0, err
+	}
+	for _, j := range jobs {
+		b.out.add(j.ID, *j.LeaseExpiresAt)
 	}
 	futures := make([]jetstream.PubAckFuture, len(jobs))
 	for i, j := range jobs {
@@ -100,6 +111,7 @@ func (b *Bridge) dispatchMsg(j lifecycle.Job) *nats.Msg {
 
 // release gives back a job that could not be dispatched.
 func (b *Bridge) release(ctx context.Context, j lifecycle.Job, cause error) {
+	b.out.done(j.ID)
 	_, err := b.st.JobRelease(context.WithoutCancel(ctx), &store.JobReleaseParams{
 		OwnerParams: store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}, Reason: "bus publish failed: " + cause.Error(), Requeue: true})
 	if err != nil {

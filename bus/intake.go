@@ -23,7 +23,17 @@ const actor = "bus"
 // intake turns JobRequests into jobs until ctx ends.
 func (b *Bridge) intake(ctx context.Context) {
 	gate := &intakeGate{b: b}
-	b.consume(ctx, b.cfg.RequestStream, gate.open, b.ingest)
+	b.consume(ctx, b.cfg.RequestStream, gate.open, requestKey, b.ingest)
+}
+
+// requestKey puts a batch's requests of one job_id in one lane, in order,
+// so a duplicate meets the job its first copy made.
+func requestKey(m jetstream.Msg) string {
+	var r struct {
+		JobID string `json:"job_id"`
+	}
+	_ = json.Unmarshal(m.Data(), &r)
+	return r.JobID
 }
 
 // ingest makes one request a job, exactly once: the enqueue's request id is

@@ -14,7 +14,16 @@ import (
 
 // results applies bus workers' JobResults until ctx ends.
 func (b *Bridge) results(ctx context.Context) {
-	b.consume(ctx, b.cfg.ResultStream, nil, b.applyResult)
+	b.consume(ctx, b.cfg.ResultStream, nil, resultKey, b.applyResult)
+}
+
+// resultKey keeps a batch's results about one job in order.
+func resultKey(m jetstream.Msg) string {
+	var r struct {
+		ID string `json:"stint_job_id"`
+	}
+	_ = json.Unmarshal(m.Data(), &r)
+	return r.ID
 }
 
 // Reasons a result changed nothing (the ignored metric's label).
@@ -67,7 +76,20 @@ func (b *Bridge) applyResult(ctx context.Context, msg jetstream.Msg) {
 		b.retryLater(msg, r, err)
 	default:
 		b.m.applied.WithLabelValues(string(r.Status)).Inc()
+		b.settled(j, r)
 		_ = msg.Ack()
+	}
+}
+
+// settled updates what is out with bus workers after an applied result: an
+// outcome frees the job's slot, a heartbeat extends it.
+func (b *Bridge) settled(j lifecycle.Job, r JobResult) {
+	switch r.Status {
+	case StatusRunning:
+	case StatusHeartbeat:
+		b.out.add(j.ID, b.cfg.Clock.Now().Add(b.cfg.LeaseTTL))
+	default:
+		b.out.done(j.ID)
 	}
 }
 
@@ -135,6 +157,9 @@ func (r JobResult) jobError() lifecycle.JobError {
 // ignore counts and logs a result that changes nothing, and terminates it.
 func (b *Bridge) ignore(msg jetstream.Msg, r JobResult, reason, why string) {
 	b.m.ignored.WithLabelValues(reason).Inc()
+	if reason == ignoredTerminal {
+		b.out.done(r.StintJobID)
+	}
 	level := b.log.Info
 	if reason == ignoredInvalid || reason == ignoredUnknown {
 		level = b.log.Warn

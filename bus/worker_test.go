@@ -149,7 +149,7 @@ func TestBusWorkerStaleAndLateResults(t *testing.T) {
 	h.result(d.Topic, old)
 	eventually(t, "the stale results", func() bool { return testutil.ToFloat64(h.b.m.ignored.WithLabelValues(ignoredStale)) == 2 })
 	j, err := h.st.JobGet(t.Context(), d.StintJobID)
-	if err != nil || j.State != lifecycle.Claimed {
+	if err != nil || j.State != lifecycle.Running || j.Rev != 3 {
 		t.Fatalf("a stale result changed the job: %s %v", j.State, err)
 	}
 

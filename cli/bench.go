@@ -72,6 +72,7 @@ func (a *app) benchCmd() *cobra.Command {
 	f.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr (it shows only when stderr is a terminal)")
 	cmd.AddCommand(a.benchSoakCmd())
 	cmd.AddCommand(a.benchHistoryCmd())
+	cmd.AddCommand(a.benchBusCmd())
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stint-dev/stint/bus"
+	"github.com/stint-dev/stint/doctor"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -82,4 +83,27 @@ func (a *app) startBus(ctx context.Context, out io.Writer, st store.Store, o *bu
 	fmt.Fprintf(out, "bus bridge on %s: requests on %s → queue %s; bus workers get %s<topic>, answer on %s<topic>; events on %s<topic>\n",
 		o.url, strings.Join(cfg.RequestSubjects, ","), cfg.Queue, cfg.DispatchPrefix, cfg.ResultPrefix, cfg.EventPrefix)
 	return b.Stop, nil
+}
+
+// registerDoctor registers the flags stint doctor needs to find a bridge.
+func (o *busOptions) registerDoctor(f *pflag.FlagSet) {
+	d := bus.Config{}.WithDefaults()
+	f.StringVar(&o.url, "nats-url", "", "also check the bus bridge's streams and consumers on this NATS server (docs/bus.md)")
+	f.StringVar(&o.name, "nats-name", d.Name, "the bridge's name (--nats-name of stint server)")
+	f.StringVar(&o.streams, "nats-streams", "STINT", "the bridge's stream name prefix (--nats-streams of stint server)")
+	f.StringVar(&o.dispatchPrefix, "nats-dispatch-prefix", d.DispatchPrefix, "the bridge's dispatch subject prefix")
+}
+
+// doctor adds the bus checks to rep when --nats-url is given.
+func (o *busOptions) doctor(ctx context.Context, rep *doctor.Report) error {
+	if o.url == "" {
+		return nil
+	}
+	br, err := doctor.Bus(ctx, o.config(nil, nil))
+	if err != nil {
+		return err
+	}
+	rep.Checks = append(rep.Checks, br.Checks...)
+	rep.Findings = append(rep.Findings, br.Findings...)
+	return nil
 }

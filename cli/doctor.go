@@ -15,6 +15,7 @@ type doctorOptions struct {
 	opts   doctor.Options
 	walMiB int
 	asJSON bool
+	bus    busOptions // --nats-url: check the bus bridge's streams and consumers too (cli/bus.go)
 }
 
 func (a *app) doctorCmd() *cobra.Command {
@@ -41,6 +42,7 @@ func (a *app) doctorCmd() *cobra.Command {
 	f.Var(durationFlag{d: &o.opts.TransactionAge}, "max-transaction-age", "report transactions holding a snapshot longer than this")
 	f.Var(intFlag{p: &o.walMiB, min: 1, max: 1 << 20}, "max-wal-mib", "report a SQLite WAL file larger than this many MiB")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	o.bus.registerDoctor(f)
 	return cmd
 }
 
@@ -59,6 +61,9 @@ func (a *app) runDoctor(cmd *cobra.Command, o *doctorOptions) error {
 			return err
 		}
 		rep, err = doctor.SQLite(ctx, a.db, o.opts)
+	}
+	if err == nil {
+		err = o.bus.doctor(ctx, &rep)
 	}
 	if err != nil {
 		return err

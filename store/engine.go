@@ -109,6 +109,9 @@ func now(ctx context.Context, tx Tx, p *time.Time) (time.Time, error) {
 type batch struct {
 	inserts []lifecycle.Job
 	updates []JobUpdate
+	// written are jobs a driver's statement already wrote (a one-statement
+	// claim): their events go out with the batch, their rows do not.
+	written []lifecycle.Job
 	events  []lifecycle.Event
 	queues  []string
 	// leases are jobs whose lease changed under their owner.
@@ -139,6 +142,19 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 		// forced cancel or budget): tell the owner now, not at its next
 		// heartbeat.
 		b.leases = append(b.leases, s.Job.ID)
+	}
+}
+
+// addWritten records a step whose row a driver's statement already wrote:
+// only its event is flushed.
+func (b *batch) addWritten(prev *lifecycle.Job, s lifecycle.Step) {
+	if s.Noop() {
+		return
+	}
+	b.written = append(b.written, s.Job)
+	b.events = append(b.events, *s.Event)
+	if s.Job.State == lifecycle.Queued {
+		b.wake(s.Job.Queue)
 	}
 }
 

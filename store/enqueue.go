@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -176,6 +174,21 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = out[:0]
+		// One statement claims and starts, where the driver can; a request
+		// id already used claims nothing there, and its jobs are looked up
+		// only then.
+		if jobs, claimedAny, ok, err := e.claimStart(ctx, tx, b, p); ok {
+			if err != nil || claimedAny || p.RequestID == "" {
+				out = jobs
+				return err
+			}
+			t, err := now(ctx, tx, p.Now)
+			if err != nil {
+				return err
+			}
+			out, _, err = e.claimAgain(ctx, tx, b, p, t)
+			return err
+		}
 		if p.RequestID != "" {
 			t, err := now(ctx, tx, p.Now)
 			if err != nil {
@@ -274,15 +287,7 @@ func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 		out = append(out, j)
 	}
 	// In claim order, as the first reply had them.
-	slices.SortFunc(out, func(a, b Job) int {
-		if a.Priority != b.Priority {
-			return b.Priority - a.Priority
-		}
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	sortClaimOrder(out)
 	return out, true, nil
 }
 

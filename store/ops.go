@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -113,34 +114,80 @@ func (e *engine) JobApply(ctx context.Context, p *JobApplyParams) (Job, error) {
 }
 
 // JobComplete completes many jobs in one transaction, each fenced on its own.
+// The jobs whose owner passed the record it holds (Held) are not read: the
+// completion is applied to that record and written where the row is still
+// at its rev. If any row moved on, the transaction rolls back and the batch
+// is done again, reading every row.
 func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Result, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(ps))
+	held := false
 	for i, p := range ps {
 		if err := checkID(p.JobID); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		ids[i] = p.JobID
+		held = held || usable(p)
+	}
+	out, err := e.complete(ctx, ps, held)
+	if held && (errors.Is(err, ErrRevisionConflict) || errors.Is(err, errHeldRejected)) {
+		out, err = e.complete(ctx, ps, false)
+	}
+	return out, err
+}
+
+// errHeldRejected rolls back a completion that a held record would refuse:
+// only the row may refuse it (the record may be older than the row).
+var errHeldRejected = errors.New("store: a held record refuses the completion; judge the row")
+
+// WriteHint is implemented by a driver's Tx that does better knowing, before
+// its first statement, that the transaction will write (PostgreSQL assigns
+// the transaction's id with its first round trip instead of at COMMIT).
+type WriteHint interface {
+	WillWrite()
+}
+
+// usable reports whether p's Held record may stand for the row.
+func usable(p JobCompleteParams) bool {
+	return p.Held != nil && p.Held.ID == p.JobID && p.Held.LeaseID == p.LeaseID
+}
+
+// complete is one try of JobComplete; with useHeld it trusts the records
+// the owners hold (fenced on their rev when written).
+func (e *engine) complete(ctx context.Context, ps []JobCompleteParams, useHeld bool) ([]Result, error) {
+	var ids []string
+	for _, p := range ps {
+		if !useHeld || !usable(p) {
+			ids = append(ids, p.JobID)
+		}
 	}
 	var out []Result
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]Result, len(ps))
-		jobs, err := tx.JobGet(ctx, ids)
-		if err != nil {
-			return err
+		byID := make(map[string]lifecycle.Job, len(ps))
+		if len(ids) == 0 {
+			if h, ok := tx.(WriteHint); ok {
+				h.WillWrite()
+			}
+		} else {
+			jobs, err := tx.JobGet(ctx, ids)
+			if err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				byID[j.ID] = j
+			}
 		}
 		t, err := now(ctx, tx, ps[0].Now) // after the locks: see one
 		if err != nil {
 			return err
 		}
-		byID := make(map[string]lifecycle.Job, len(jobs))
-		for _, j := range jobs {
-			byID[j.ID] = j
-		}
 		for i, p := range ps {
 			j, ok := byID[p.JobID]
+			fromHeld := !ok && useHeld && usable(p)
+			if fromHeld {
+				j, ok = *p.Held, true
+			}
 			if !ok {
 				out[i].Err = notFound(p.JobID)
 				continue
@@ -148,7 +195,10 @@ func (e *engine) JobComplete(ctx context.Context, ps []JobCompleteParams) ([]Res
 			c := owner(p.OwnerParams, lifecycle.OpComplete)
 			c.Result, c.ResultPtr, c.ExecutionMS = p.Result, p.ResultPtr, p.ExecutionMS
 			next, err := e.step(ctx, tx, b, j, c, nil, t)
-			if err != nil && !IsRejection(err) {
+			if err != nil && (!IsRejection(err) || fromHeld) {
+				if fromHeld {
+					return errHeldRejected
+				}
 				return err
 			}
 			out[i] = Result{Job: next, Err: err}

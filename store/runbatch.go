@@ -122,6 +122,11 @@ func (b *batch) latest(id string) (lifecycle.Job, bool) {
 			return b.updates[i].Job, true
 		}
 	}
+	for i := len(b.written) - 1; i >= 0; i-- {
+		if b.written[i].ID == id {
+			return b.written[i], true
+		}
+	}
 	for i := len(b.inserts) - 1; i >= 0; i-- {
 		if b.inserts[i].ID == id {
 			return b.inserts[i], true

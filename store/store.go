@@ -177,6 +177,12 @@ type JobCompleteParams struct {
 	Result      json.RawMessage
 	ResultPtr   string
 	ExecutionMS int64
+	// Held, when set, is the job as its owner last had it from the store
+	// (what its claim or last heartbeat returned). The store then applies
+	// the completion to it without reading the row, and writes it only
+	// where the row is still at Held's rev; a row that moved on since is
+	// read and judged as without Held. Optional: an optimization only.
+	Held *Job
 }
 
 // JobFailParams fail the current attempt.

@@ -33,8 +33,15 @@ e.lease_expires_at, e.spec_digest`
 
 // scanJob reads one row of jobSelect.
 func scanJob(r pgx.CollectableRow) (lifecycle.Job, error) {
+	var j lifecycle.Job
+	err := scanJobInto(r, &j)
+	return j, err
+}
+
+// scanJobInto reads a row of jobSelect followed by the columns of extra.
+func scanJobInto(r pgx.CollectableRow, jp *lifecycle.Job, extra ...any) error {
 	var (
-		j                                     lifecycle.Job
+		j                                     = jp
 		payload, env, checkpoint, progress    *string
 		result                                *string
 		timeout, cancelGrace                  int64
@@ -44,7 +51,7 @@ func scanJob(r pgx.CollectableRow) (lifecycle.Job, error) {
 		lastErrMsg, lastErrClass              string
 		errAttempt, lastErrAttempt            int
 	)
-	err := r.Scan(&j.ID, &j.Tenant, &j.Kind, &j.Queue, &j.Topic, &j.Priority, &payload, &j.ContextPtr, &j.AdapterID, &env,
+	dest := []any{&j.ID, &j.Tenant, &j.Kind, &j.Queue, &j.Topic, &j.Priority, &payload, &j.ContextPtr, &j.AdapterID, &env,
 		&j.DedupeKey, &j.MaxAttempts, &j.OnExhausted, &timeout, &j.Deadline, &cancelGrace, &budgetRuntime,
 		&budgetSteps, &budgetCst, &j.CorrelationID, &j.TraceID, &j.ParentJobID, &j.RunID, &j.StepIndex,
 		&j.ReplayOf, &j.DependsOn, &j.CreatedAt, &j.State, &j.Attempt, &j.Failures, &j.Rev, &j.RunAt, &j.Owner, &j.LeaseID,
@@ -52,14 +59,14 @@ func scanJob(r pgx.CollectableRow) (lifecycle.Job, error) {
 		&j.LastLeaseExpiresAt, &checkpoint, &progress, &j.Phase, &j.Usage.Steps, &j.Usage.Cost, &j.Usage.RuntimeMS,
 		&result, &j.ResultPtr, &j.ResultDigest, &errCode, &errMsg, &errClass, &errAttempt,
 		&lastErrCode, &lastErrMsg, &lastErrClass, &lastErrAttempt, &j.ReasonCode, &j.Reason,
-		&j.ExecutionMS, &j.UpdatedAt, &j.StartedAt, &j.AttemptStartedAt, &j.FinishedAt)
-	if err != nil {
-		return j, err
+		&j.ExecutionMS, &j.UpdatedAt, &j.StartedAt, &j.AttemptStartedAt, &j.FinishedAt}
+	if err := r.Scan(append(dest, extra...)...); err != nil {
+		return err
 	}
 	j.Payload, j.Checkpoint, j.Progress, j.Result = raw(payload), raw(checkpoint), raw(progress), raw(result)
 	if env != nil {
 		if err := json.Unmarshal([]byte(*env), &j.Env); err != nil {
-			return j, fmt.Errorf("job %s: env column: %w", j.ID, err)
+			return fmt.Errorf("job %s: env column: %w", j.ID, err)
 		}
 	}
 	j.Timeout, j.CancelGrace = lifecycle.Duration(timeout), lifecycle.Duration(cancelGrace)
@@ -77,7 +84,7 @@ func scanJob(r pgx.CollectableRow) (lifecycle.Job, error) {
 		&j.LastLeaseExpiresAt, &j.StartedAt, &j.AttemptStartedAt, &j.FinishedAt} {
 		utc(t)
 	}
-	return j, nil
+	return nil
 }
 
 // scanEvent reads one row of eventSelect.

@@ -20,6 +20,11 @@ const (
 	// it has neither written nor locked a row). It follows the first
 	// statement of a transaction in the same batch; see tx.send.
 	qClock = `SELECT statement_timestamp(), coalesce(pg_current_xact_id_if_assigned()::text::bigint, 0)`
+	// qClockAssign is qClock for a write transaction that asks the time
+	// before its first statement (a completion of held records, which
+	// reads no row): it assigns the transaction's id there, which COMMIT
+	// would otherwise cost a round trip of its own for (see tx.commit).
+	qClockAssign = `SELECT statement_timestamp(), pg_current_xact_id()::text::bigint`
 	// qXactIDAssign is the transaction's id, assigning one if it has none.
 	qXactIDAssign = `SELECT pg_current_xact_id()::text::bigint`
 	// qXactStatus tells whether a transaction committed: committed,
@@ -57,20 +62,25 @@ LIMIT 1`
 	// are dead to every claimer but cannot be removed. A queue without a
 	// mark gets one below every job (-priority is at least -1000).
 	qJobClaimable = `
-SELECT ` + jobSelect + `
-FROM unnest($1::text[], $5::int[], $6::timestamptz[], $7::text[]) AS q(queue, mark_priority, mark_at, mark_id)
-CROSS JOIN LATERAL (
-    SELECT * FROM jobs
-    WHERE state = 'queued' AND jobs.queue = q.queue
-      AND (-jobs.priority, jobs.created_at, jobs.id) >= (q.mark_priority, q.mark_at, q.mark_id)
-      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
-      AND ($4::text[] IS NULL OR cardinality($4::text[]) = 0 OR topic ~ ANY($4::text[]))
+SELECT ` + jobSelect + claimWalk + `
     ORDER BY -jobs.priority, jobs.created_at, jobs.id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 ) AS j
 ORDER BY j.priority DESC, j.created_at, j.id
 LIMIT $3`
+
+	// claimWalk is the FROM of a claim, up to the inner WHERE (which the
+	// statements may extend): each queue of $1 walked from its mark, with
+	// the kinds ($2) and topic patterns ($4) filtered.
+	claimWalk = `
+FROM unnest($1::text[], $5::int[], $6::timestamptz[], $7::text[]) AS q(queue, mark_priority, mark_at, mark_id)
+CROSS JOIN LATERAL (
+    SELECT * FROM jobs
+    WHERE state = 'queued' AND jobs.queue = q.queue
+      AND (-jobs.priority, jobs.created_at, jobs.id) >= (q.mark_priority, q.mark_at, q.mark_id)
+      AND ($2::text[] IS NULL OR cardinality($2::text[]) = 0 OR kind = ANY($2::text[]))
+      AND ($4::text[] IS NULL OR cardinality($4::text[]) = 0 OR topic ~ ANY($4::text[]))`
 
 	// qLowWaterProbe reads the first queued job of each queue in $1, in
 	// claim order, without locking: the safety net of the low-water marks
@@ -159,7 +169,7 @@ SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'cancel_requested' AND cancel
 ORDER BY cancel_deadline, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	qDueTimeout = `
-SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'running' AND timeout_at <= $1
+SELECT ` + jobSelect + ` FROM jobs j WHERE state = 'running' AND timeout_at IS NOT NULL AND timeout_at <= $1
 ORDER BY timeout_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 
 	qDueDeadline = `

@@ -52,7 +52,12 @@ type tx struct {
 	// xid is the transaction's id once it has one, for learning the
 	// outcome of a broken COMMIT.
 	xid int64
+	// willWrite: the engine said the transaction writes (store.WriteHint).
+	willWrite bool
 }
+
+// WillWrite implements store.WriteHint.
+func (t *tx) WillWrite() { t.willWrite = t.write }
 
 var _ store.Tx = (*tx)(nil)
 
@@ -74,7 +79,11 @@ func (t *tx) send(ctx context.Context, stmts ...*pgx.QueuedQuery) error {
 	t.pending = pgx.Batch{}
 	b.QueuedQueries = append(b.QueuedQueries, stmts...)
 	if first {
-		b.Queue(qClock).QueryRow(func(r pgx.Row) error {
+		clock := qClock
+		if t.willWrite && len(b.QueuedQueries) == 1 {
+			clock = qClockAssign // nothing but BEGIN: see qClockAssign
+		}
+		b.Queue(clock).QueryRow(func(r pgx.Row) error {
 			if err := r.Scan(&t.now, &t.xid); err != nil {
 				return fmt.Errorf("postgres: read the clock: %w", err)
 			}

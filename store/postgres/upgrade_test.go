@@ -49,6 +49,14 @@ func TestUpgradeFromV2(t *testing.T) {
 		t.Fatalf("ensure partitions: %v", err)
 	}
 	s := store.New(d, store.Options{})
+	// 0010: the timeout index leaves out the running jobs without a timeout.
+	var def string
+	if err := d.Pool().QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'jobs_timeout_at_idx'`, opts.Schema).Scan(&def); err != nil {
+		t.Fatalf("read the timeout index: %v", err)
+	}
+	if !strings.Contains(def, "timeout_at IS NOT NULL") {
+		t.Errorf("the timeout index is %q, want it to leave out jobs without a timeout", def)
+	}
 
 	b, err := os.ReadFile("testdata/v2_golden.json")
 	if err != nil {

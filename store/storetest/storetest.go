@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"History", testHistory},
 		{"Search", testSearch},
 		{"ScheduleTick", testScheduleTick},
+		{"Differential", testDifferential},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -9,6 +9,13 @@ export interface ConnectOptions {
   token?: string;
   /** "2" (the default: one multiplexed connection, h2c without TLS) or "1.1". */
   httpVersion?: "1.1" | "2";
+  /**
+   * Accept gzip- and brotli-compressed responses. Off by default: a worker's
+   * messages are small and usually cross a fast network, where compressing
+   * them costs both sides more CPU than it saves (the Python SDK does not
+   * compress either).
+   */
+  compression?: boolean;
   /** A transport of your own (tests, proxies); url, token and httpVersion are then ignored. */
   transport?: Transport;
 }
@@ -32,5 +39,6 @@ export function transportOf(opts: ConnectOptions): Transport {
     httpVersion: opts.httpVersion ?? "2",
     useBinaryFormat: true,
     interceptors,
+    ...(opts.compression ? {} : { acceptCompression: [] }),
   });
 }

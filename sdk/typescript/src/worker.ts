@@ -308,7 +308,10 @@ export class Worker {
       return this.#outcome(a, "complete", c.job, c.error);
     }
     if (reason instanceof CancelRequested) return this.#ackCancel(a);
-    if (reason instanceof Shutdown || reason instanceof DeadlinePassed) return this.#release(a, reason.message);
+    if (reason instanceof Shutdown) return this.#release(a, reason.message);
+    // Not requeued: the server's timeouts service ends it timed out (a job
+    // requeued past its deadline would only be claimed and aborted again).
+    if (reason instanceof DeadlinePassed) return this.#release(a, reason.message, false);
     if (reason instanceof TimeoutExceeded) return this.#fail(a, "timeout", `${reason.message}: ${messageOf(err)}`, ErrorClass.TIMEOUT, ms);
     if (reason instanceof AbortReason) return this.#outcome(a, "", undefined, reason);
     if (err instanceof RetryAfter) return this.#fail(a, err.code, err.message, ErrorClass.TRANSIENT, ms, err.delayMs);
@@ -335,9 +338,9 @@ export class Worker {
   }
 
   /** #release requeues the job at once (no attempt spent); a job whose cancel was requested meanwhile is acknowledged instead. */
-  #release(a: Attempt, reason: string): Promise<void> {
+  #release(a: Attempt, reason: string, requeue = true): Promise<void> {
     const owner = a.job.owner();
-    return this.#ackIfCancelRequested(a, "release", () => this.#rpc.release({ owner, reason, requeue: true }));
+    return this.#ackIfCancelRequested(a, "release", () => this.#rpc.release({ owner, reason, requeue }));
   }
 
   /** #ackIfCancelRequested acknowledges the cancel when a report was refused because a cancel was requested meanwhile. */
@@ -363,7 +366,11 @@ export class Worker {
   #outcome(a: Attempt, op: string, pb: PBJob | undefined, err: unknown): void {
     if (err instanceof StaleLeaseError) this.#log.warn(`stint: ${op} of job ${a.job.id} was rejected: the job is no longer this worker's`, err.message);
     else if (err && op) this.#log.warn(`stint: ${op} of job ${a.job.id} was rejected`, err);
-    this.#opts.onOutcome?.({ jobId: a.job.id, kind: a.job.kind, op, job: pb && jobJson(pb), error: err });
+    const hook = this.#opts.onOutcome;
+    if (!hook) return;
+    let job: JobJson | undefined;
+    // The JSON form costs a conversion: made only when the hook reads it.
+    hook({ jobId: a.job.id, kind: a.job.kind, op, error: err, get job() { return (job ??= pb && jobJson(pb)); } });
   }
 
   async #heartbeat(job: Job, progress: unknown, phase: string): Promise<void> {

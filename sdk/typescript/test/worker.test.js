@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { CancelRequested, Client, DeadLetter, Halt, Permanent, RetryAfter, Shutdown, StaleLeaseError, TimeoutExceeded, Worker } from "../dist/index.js";
+import { CancelRequested, Client, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, StaleLeaseError, TimeoutExceeded, Worker } from "../dist/index.js";
 import { startServer, waitFor } from "./server.js";
 
 let srv, client;
@@ -152,4 +152,41 @@ test("shutdown releases the running job without spending an attempt", async () =
   w2.start();
   await finished(job.id, "JOB_STATE_SUCCEEDED");
   await w2.stop();
+});
+
+test("a hard cancel takes the lease: the signal fires with LeaseLost and nothing is reported", async () => {
+  let started;
+  const running = new Promise((r) => (started = r));
+  let reason;
+  const outcomes = [];
+  const w = worker("t-lost", { leaseTtlMs: 600_000, onOutcome: (o) => outcomes.push(o) }).handle("wait", async (job) => {
+    started();
+    await new Promise((r) => job.signal.addEventListener("abort", r));
+    reason = job.signal.reason;
+    throw reason;
+  });
+  w.start();
+  const { job } = await client.enqueue({ kind: "wait", queue: "t-lost" });
+  await running;
+  await client.cancel(job.id, { hard: true });
+  await waitFor("the handler's abort", () => reason);
+  await w.stop();
+  assert.ok(reason instanceof LeaseLost, String(reason));
+  assert.deepEqual(outcomes.map((o) => o.op), [""]);
+  assert.equal((await client.get(job.id)).state, "JOB_STATE_CANCELLED");
+});
+
+test("a passed deadline aborts the handler and the job ends timed out", async () => {
+  const reasons = [];
+  const w = worker("t-deadline").handle("slow", async (job) => {
+    await new Promise((r) => (job.signal.aborted ? r() : job.signal.addEventListener("abort", r)));
+    reasons.push(job.signal.reason);
+    throw job.signal.reason;
+  });
+  const deadline = new Date(Date.now() + 3000).toISOString();
+  const { job } = await client.enqueue({ kind: "slow", queue: "t-deadline", deadline });
+  w.start();
+  const j = await finished(job.id, "JOB_STATE_TIMED_OUT").finally(() => w.stop());
+  assert.equal(j.reasonCode, "deadline");
+  assert.ok(reasons[0] instanceof DeadlinePassed, String(reasons));
 });

@@ -1,0 +1,21 @@
+package bus
+
+import (
+	"testing"
+
+	"github.com/stint-dev/stint/store"
+)
+
+// The bench runs end to end (a few jobs; the figures come from stint bench bus).
+func TestBench(t *testing.T) {
+	t.Parallel()
+	needNATS(t, machineNATS)
+	rep, err := Bench(t.Context(), sqliteStore(t, store.Options{}), BenchConfig{URL: machineNATS, Jobs: *benchJobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", rep)
+	if rep.Jobs != *benchJobs || rep.JobsPerS <= 0 || rep.EndToEndP99 < rep.EndToEndP50 {
+		t.Fatalf("report %+v", rep)
+	}
+}
