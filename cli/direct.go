@@ -17,6 +17,7 @@ var needsDatabase = map[string]string{
 	"stint bench":         "it measures a database of its own",
 	"stint bench history": "it measures a database of its own",
 	"stint bench soak":    "it measures a database of its own",
+	"stint bench bus":     "it measures a database of its own",
 }
 
 // refuseServer is the root's PersistentPreRunE: a command of needsDatabase

@@ -106,7 +106,7 @@ func leaves(c *cobra.Command) []string {
 func TestEveryCommandThroughServer(t *testing.T) {
 	t.Parallel()
 	v := newViaServer(t)
-	direct := []string{"stint migrate", "stint doctor", "stint verify", "stint dev", "stint server", "stint bench", "stint bench history", "stint bench soak"}
+	direct := []string{"stint migrate", "stint doctor", "stint verify", "stint dev", "stint server", "stint bench", "stint bench history", "stint bench soak", "stint bench bus"}
 	// Covered by their own tests through a server (cli/remote_test.go,
 	// cli/workerenv_test.go), or not using a store at all.
 	elsewhere := map[string]string{
