@@ -27,7 +27,7 @@ type MaintainedElsewhere interface {
 // newMaintainer builds the maintenance services the pool runs, unless
 // Config.NoMaintenance or the store says another process runs them.
 func newMaintainer(s store.Store, cfg Config) (*maintenance.Maintainer, error) {
-	if m, ok := s.(MaintainedElsewhere); cfg.NoMaintenance || (ok && m.MaintainedElsewhere()) {
+	if m, ok := store.As[MaintainedElsewhere](s); cfg.NoMaintenance || (ok && m.MaintainedElsewhere()) {
 		return nil, nil
 	}
 	mc := maintenance.Config{}

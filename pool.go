@@ -128,7 +128,7 @@ func (p *Pool) Start(ctx context.Context) error {
 	go p.dispatchWakeups(wake, fetchers)
 	go p.dispatchLeaseNotices(notices)
 	go p.heartbeatLoop()
-	if m, ok := p.store.(MaintainedElsewhere); p.cfg.MaintenanceCheck > 0 && !(ok && m.MaintainedElsewhere()) {
+	if m, ok := store.As[MaintainedElsewhere](p.store); p.cfg.MaintenanceCheck > 0 && !(ok && m.MaintainedElsewhere()) {
 		p.bgDone.Add(1)
 		go p.watchMaintenance()
 	}

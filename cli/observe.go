@@ -19,6 +19,7 @@ import (
 	"github.com/stint-dev/stint/clock"
 	"github.com/stint-dev/stint/dashboard"
 	"github.com/stint-dev/stint/metrics"
+	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/stats"
 	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/tracing"
@@ -166,7 +167,7 @@ func observeWorker(ctx context.Context, st store.Store, mux *stint.Mux, addr str
 	}
 	h := http.NewServeMux()
 	h.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.Guard(h, 0, 0), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	fmt.Fprintf(out, "metrics on http://%s/metrics\n", ln.Addr())

@@ -91,6 +91,7 @@ func NewRoot(env Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentPreRunE = a.refuseServer // cli/direct.go
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.CompletionOptions.DisableDefaultCmd = true

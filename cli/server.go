@@ -197,8 +197,10 @@ func serveAPI(st store.Store, cfg server.Config, addr string, tlsCfg *tls.Config
 		return nil, fmt.Errorf("listen on %s: %w; choose another address with --listen", addr, err)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg}
+	// Every request's size and body time are bounded (server.Guard); idle
+	// keep-alive connections are closed after two minutes.
+	srv := &http.Server{Handler: server.Guard(h, 0, 0), BaseContext: func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsCfg}
 	if cfg.Logger != nil { // refused handshakes and the like, in the server's log
 		srv.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
 	}

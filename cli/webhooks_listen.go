@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stint-dev/stint/outbox"
+	"github.com/stint-dev/stint/server"
 )
 
 // maxWebhookBody bounds what the listener reads of one delivery.
@@ -88,7 +89,7 @@ func (a *app) listenWebhooks(ctx context.Context, out io.Writer, ln net.Listener
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.Guard(mux, 0, 0), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

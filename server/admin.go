@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -29,9 +30,11 @@ func (h *admin) keeper() (store.Tokens, error) {
 	return h.tokens, nil
 }
 
-// CreateToken makes a token of the caller's tenant.
+// CreateToken makes a token of the caller's tenant, or of the tenant it
+// names when the caller is an admin of the default tenant. With a hash the
+// caller made the secret, which then never crosses the network.
 func (h *admin) CreateToken(ctx context.Context, req *connect.Request[stintv1.CreateTokenRequest]) (*connect.Response[stintv1.CreateTokenResponse], error) {
-	p, m := principalOf(ctx), req.Msg
+	m := req.Msg
 	role, ok := nameOf(m.Role.Descriptor(), "ROLE_", protoreflect.EnumNumber(m.Role))
 	if !ok {
 		return nil, invalid("role %d: expected ROLE_ADMIN, ROLE_CLIENT or ROLE_WORKER", m.Role)
@@ -39,13 +42,23 @@ func (h *admin) CreateToken(ctx context.Context, req *connect.Request[stintv1.Cr
 	if err := checkText("name", m.Name, MaxNameBytes); err != nil {
 		return nil, err
 	}
+	tenantName, err := tokenTenant(ctx, m.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	keeper, err := h.keeper()
 	if err != nil {
 		return nil, err
 	}
-	t, secret, err := NewToken(p.tenant.name, store.Role(role), m.Name)
+	t, secret, err := NewToken(tenantName, store.Role(role), m.Name)
 	if err != nil {
 		return nil, toConnect(err)
+	}
+	if m.Hash != "" {
+		if !validHash(m.Hash) {
+			return nil, invalid("hash: expected the 64 hex digits of the sha256 of the secret")
+		}
+		t.Hash, secret = m.Hash, ""
 	}
 	if t, err = keeper.TokenCreate(ctx, t); err != nil {
 		return nil, toConnect(err)
@@ -53,13 +66,57 @@ func (h *admin) CreateToken(ctx context.Context, req *connect.Request[stintv1.Cr
 	return connect.NewResponse(&stintv1.CreateTokenResponse{Token: tokenToProto(t), Secret: secret}), nil
 }
 
-// ListTokens lists the tenant's tokens.
-func (h *admin) ListTokens(ctx context.Context, _ *connect.Request[stintv1.ListTokensRequest]) (*connect.Response[stintv1.ListTokensResponse], error) {
+// tokenTenant is the tenant a token call acts on: the caller's, or for an
+// admin of the default tenant (the operator of the whole server) the one
+// it names; "" for such an admin listing or revoking means every tenant's.
+func tokenTenant(ctx context.Context, named string) (string, error) {
+	p := principalOf(ctx)
+	if named == "" || named == p.tenant.name {
+		return p.tenant.name, nil
+	}
+	if p.tenant.name != DefaultTenant {
+		return "", connect.NewError(connect.CodePermissionDenied, errorf(
+			"a token of tenant %q may not manage tenant %q's tokens", p.tenant.name, named))
+	}
+	if err := store.ValidTenant(named); err != nil {
+		return "", invalid("tenant: %v", err)
+	}
+	return named, nil
+}
+
+// everyTenant is the tenant filter of a list or revoke: an admin of the
+// default tenant sees every tenant's tokens unless it names one.
+func everyTenant(ctx context.Context, named string) (string, error) {
+	if named == "" && principalOf(ctx).tenant.name == DefaultTenant {
+		return "", nil
+	}
+	return tokenTenant(ctx, named)
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// ListTokens lists the tenant's tokens (an admin of the default tenant:
+// every tenant's, or the one it names).
+func (h *admin) ListTokens(ctx context.Context, req *connect.Request[stintv1.ListTokensRequest]) (*connect.Response[stintv1.ListTokensResponse], error) {
+	tenantName, err := everyTenant(ctx, req.Msg.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	keeper, err := h.keeper()
 	if err != nil {
 		return nil, err
 	}
-	ts, err := keeper.TokenList(ctx, principalOf(ctx).tenant.name)
+	ts, err := keeper.TokenList(ctx, tenantName)
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -70,7 +127,8 @@ func (h *admin) ListTokens(ctx context.Context, _ *connect.Request[stintv1.ListT
 	return connect.NewResponse(out), nil
 }
 
-// RevokeToken revokes one of the tenant's tokens.
+// RevokeToken revokes one of the tenant's tokens (an admin of the default
+// tenant: any tenant's). Another tenant's token is answered as not found.
 func (h *admin) RevokeToken(ctx context.Context, req *connect.Request[stintv1.RevokeTokenRequest]) (*connect.Response[stintv1.RevokeTokenResponse], error) {
 	if err := checkName("id", req.Msg.Id); err != nil {
 		return nil, err
@@ -79,7 +137,11 @@ func (h *admin) RevokeToken(ctx context.Context, req *connect.Request[stintv1.Re
 	if err != nil {
 		return nil, err
 	}
-	t, err := keeper.TokenRevoke(ctx, principalOf(ctx).tenant.name, req.Msg.Id)
+	tenantName, err := everyTenant(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	t, err := keeper.TokenRevoke(ctx, tenantName, req.Msg.Id)
 	if err != nil {
 		return nil, toConnect(err)
 	}

@@ -18,12 +18,16 @@ import (
 // same); an admin of another tenant gets permission_denied.
 
 // wholeDatabase refuses a caller that is not an admin of the default tenant.
-func wholeDatabase(ctx context.Context) error {
+func wholeDatabase(ctx context.Context) error { return wholeDatabaseFor(ctx, "webhooks and the outbox") }
+
+// wholeDatabaseFor refuses a caller that is not an admin of the default
+// tenant the things what names, which have no tenant.
+func wholeDatabaseFor(ctx context.Context, what string) error {
 	p := principalOf(ctx)
 	if p.role != store.RoleAdmin || p.tenant.name != DefaultTenant {
 		return connect.NewError(connect.CodePermissionDenied, errorf(
-			"webhooks and the outbox belong to the whole database, not to tenant %q: use an admin token of the %q tenant",
-			p.tenant.name, DefaultTenant))
+			"%s belong to the whole database, not to tenant %q: use an admin token of the %q tenant",
+			what, p.tenant.name, DefaultTenant))
 	}
 	return nil
 }

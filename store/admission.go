@@ -47,12 +47,22 @@ type AdmissionTx interface {
 	JobCountLive(ctx context.Context, tenant, queue string) (int, error)
 }
 
+// DefaultTenantName is what tokens, the API and admission rules call the
+// tenant the store records as "" (jobs enqueued without one).
+const DefaultTenantName = "default"
+
 func (r AdmissionRule) matches(s *lifecycle.Spec) bool {
 	q := s.Queue
 	if q == "" {
 		q = lifecycle.DefaultQueue
 	}
-	return (r.Tenant == "" || r.Tenant == s.Tenant) && (r.Queue == "" || r.Queue == q) && (r.Kind == "" || r.Kind == s.Kind)
+	return r.matchesTenant(s.Tenant) && (r.Queue == "" || r.Queue == q) && (r.Kind == "" || r.Kind == s.Kind)
+}
+
+// matchesTenant reports whether the rule selects jobs of tenant: a rule
+// naming "default" selects the store's "" tenant, as the API names it.
+func (r AdmissionRule) matchesTenant(tenant string) bool {
+	return r.Tenant == "" || r.Tenant == tenant || (r.Tenant == DefaultTenantName && tenant == "")
 }
 
 // admit sets spec.DenyReason when the admission policy refuses the job.

@@ -13,13 +13,14 @@ import (
 
 func TestAdmission(t *testing.T) {
 	t.Parallel()
-	two := 2
+	two, four := 2, 4
 	policy := &store.Admission{
 		Rules: []store.AdmissionRule{
 			{Tenant: "acme", Kinds: []string{"send", "bill"}},
 			{Tenant: "acme", MaxLiveJobs: 2},
 			{Queue: "small", MaxPayloadBytes: 10},
 			{Tenant: "free", MaxPriority: &two},
+			{Tenant: "default", MaxPriority: &four}, // the API's name of the "" tenant
 		},
 		Hook: func(_ context.Context, s lifecycle.Spec) (string, error) {
 			switch s.Kind {
@@ -44,6 +45,7 @@ func TestAdmission(t *testing.T) {
 		{name: "live jobs", before: []lifecycle.Spec{{Kind: "send", Tenant: "acme"}, {Kind: "bill", Tenant: "acme"}},
 			spec: lifecycle.Spec{Kind: "send", Tenant: "acme"}, reason: `tenant "acme" has 2 live jobs, the limit is 2`},
 		{name: "hook", spec: lifecycle.Spec{Kind: "forbidden"}, reason: "the hook says no"},
+		{name: "default tenant by name", spec: lifecycle.Spec{Kind: "x", Priority: 5}, reason: "priority 5 is above"},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ package stintv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -218,9 +219,16 @@ func (x *Token) GetRevokedAt() *timestamppb.Timestamp {
 }
 
 type CreateTokenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Role          Role                   `protobuf:"varint,1,opt,name=role,proto3,enum=stint.v1.Role" json:"role,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Role  Role                   `protobuf:"varint,1,opt,name=role,proto3,enum=stint.v1.Role" json:"role,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// tenant is the token's tenant; empty means the caller's. Only admins of
+	// the default tenant may name another.
+	Tenant string `protobuf:"bytes,3,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// hash, when set, is the hex sha256 of a secret the caller made (with the
+	// stint_ prefix and 256 random bits), so the secret never crosses the
+	// network; the response's secret is then empty.
+	Hash          string `protobuf:"bytes,4,opt,name=hash,proto3" json:"hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,6 +273,20 @@ func (x *CreateTokenRequest) GetRole() Role {
 func (x *CreateTokenRequest) GetName() string {
 	if x != nil {
 		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateTokenRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *CreateTokenRequest) GetHash() string {
+	if x != nil {
+		return x.Hash
 	}
 	return ""
 }
@@ -323,7 +345,10 @@ func (x *CreateTokenResponse) GetSecret() string {
 }
 
 type ListTokensRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tenant selects one tenant's tokens. Admins of the default tenant see
+	// every tenant's (all when empty); other admins only their own.
+	Tenant        string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -356,6 +381,13 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
 	return file_stint_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListTokensRequest) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
 }
 
 type ListTokensResponse struct {
@@ -1544,11 +1576,1031 @@ func (x *ReplayOutboxResponse) GetMessage() *OutboxMessage {
 	return nil
 }
 
+// QueueSettings are the cluster-wide controls of one queue.
+type QueueSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the queue, or "kind:K" for the rate limit of kind K.
+	Name   string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Paused bool   `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	// max_running is the most jobs claimed or running at once; 0: no limit.
+	MaxRunning int32 `protobuf:"varint,3,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// rate_limit is the most jobs started per rate_interval; 0: no limit.
+	RateLimit    int32                `protobuf:"varint,4,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
+	RateInterval *durationpb.Duration `protobuf:"bytes,5,opt,name=rate_interval,json=rateInterval,proto3" json:"rate_interval,omitempty"`
+	FairTenants  bool                 `protobuf:"varint,6,opt,name=fair_tenants,json=fairTenants,proto3" json:"fair_tenants,omitempty"`
+	Weights      map[string]int32     `protobuf:"bytes,7,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// key_limit is the most jobs per concurrency key at once; 0: no limit.
+	KeyLimit      int32                  `protobuf:"varint,8,opt,name=key_limit,json=keyLimit,proto3" json:"key_limit,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueSettings) Reset() {
+	*x = QueueSettings{}
+	mi := &file_stint_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueSettings) ProtoMessage() {}
+
+func (x *QueueSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueSettings.ProtoReflect.Descriptor instead.
+func (*QueueSettings) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *QueueSettings) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *QueueSettings) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *QueueSettings) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *QueueSettings) GetRateLimit() int32 {
+	if x != nil {
+		return x.RateLimit
+	}
+	return 0
+}
+
+func (x *QueueSettings) GetRateInterval() *durationpb.Duration {
+	if x != nil {
+		return x.RateInterval
+	}
+	return nil
+}
+
+func (x *QueueSettings) GetFairTenants() bool {
+	if x != nil {
+		return x.FairTenants
+	}
+	return false
+}
+
+func (x *QueueSettings) GetWeights() map[string]int32 {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *QueueSettings) GetKeyLimit() int32 {
+	if x != nil {
+		return x.KeyLimit
+	}
+	return 0
+}
+
+func (x *QueueSettings) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// QueueInfo is a queue's settings and what waits in it.
+type QueueInfo struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Settings *QueueSettings         `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	// jobs counts the queue's jobs by state name (queued, running, ...).
+	Jobs map[string]int64 `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// running counts the leased jobs: claimed, running, cancel_requested.
+	Running       int64                `protobuf:"varint,3,opt,name=running,proto3" json:"running,omitempty"`
+	OldestWaiting *durationpb.Duration `protobuf:"bytes,4,opt,name=oldest_waiting,json=oldestWaiting,proto3" json:"oldest_waiting,omitempty"`
+	// unserved are kinds with queued jobs no live worker claims.
+	Unserved      []string `protobuf:"bytes,5,rep,name=unserved,proto3" json:"unserved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueInfo) Reset() {
+	*x = QueueInfo{}
+	mi := &file_stint_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueInfo) ProtoMessage() {}
+
+func (x *QueueInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueInfo.ProtoReflect.Descriptor instead.
+func (*QueueInfo) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *QueueInfo) GetSettings() *QueueSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+func (x *QueueInfo) GetJobs() map[string]int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *QueueInfo) GetRunning() int64 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *QueueInfo) GetOldestWaiting() *durationpb.Duration {
+	if x != nil {
+		return x.OldestWaiting
+	}
+	return nil
+}
+
+func (x *QueueInfo) GetUnserved() []string {
+	if x != nil {
+		return x.Unserved
+	}
+	return nil
+}
+
+type ListQueuesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQueuesRequest) Reset() {
+	*x = ListQueuesRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQueuesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQueuesRequest) ProtoMessage() {}
+
+func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
+func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{29}
+}
+
+type ListQueuesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queues        []*QueueInfo           `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQueuesResponse) Reset() {
+	*x = ListQueuesResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQueuesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQueuesResponse) ProtoMessage() {}
+
+func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQueuesResponse.ProtoReflect.Descriptor instead.
+func (*ListQueuesResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListQueuesResponse) GetQueues() []*QueueInfo {
+	if x != nil {
+		return x.Queues
+	}
+	return nil
+}
+
+type PauseQueueRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Paused        bool                   `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseQueueRequest) Reset() {
+	*x = PauseQueueRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseQueueRequest) ProtoMessage() {}
+
+func (x *PauseQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseQueueRequest.ProtoReflect.Descriptor instead.
+func (*PauseQueueRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PauseQueueRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PauseQueueRequest) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+type PauseQueueResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queue         *QueueSettings         `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseQueueResponse) Reset() {
+	*x = PauseQueueResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseQueueResponse) ProtoMessage() {}
+
+func (x *PauseQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseQueueResponse.ProtoReflect.Descriptor instead.
+func (*PauseQueueResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *PauseQueueResponse) GetQueue() *QueueSettings {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+// LimitQueueRequest changes the limits it sets; an unset field is kept.
+type LimitQueueRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the queue, or "kind:K" for kind K (rate only).
+	Name         string               `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	MaxRunning   *int32               `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3,oneof" json:"max_running,omitempty"`
+	RateLimit    *int32               `protobuf:"varint,3,opt,name=rate_limit,json=rateLimit,proto3,oneof" json:"rate_limit,omitempty"`
+	RateInterval *durationpb.Duration `protobuf:"bytes,4,opt,name=rate_interval,json=rateInterval,proto3" json:"rate_interval,omitempty"`
+	FairTenants  *bool                `protobuf:"varint,5,opt,name=fair_tenants,json=fairTenants,proto3,oneof" json:"fair_tenants,omitempty"`
+	KeyLimit     *int32               `protobuf:"varint,6,opt,name=key_limit,json=keyLimit,proto3,oneof" json:"key_limit,omitempty"`
+	// set_weights replaces the tenants' weights with weights.
+	SetWeights    bool             `protobuf:"varint,7,opt,name=set_weights,json=setWeights,proto3" json:"set_weights,omitempty"`
+	Weights       map[string]int32 `protobuf:"bytes,8,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitQueueRequest) Reset() {
+	*x = LimitQueueRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitQueueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitQueueRequest) ProtoMessage() {}
+
+func (x *LimitQueueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitQueueRequest.ProtoReflect.Descriptor instead.
+func (*LimitQueueRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *LimitQueueRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LimitQueueRequest) GetMaxRunning() int32 {
+	if x != nil && x.MaxRunning != nil {
+		return *x.MaxRunning
+	}
+	return 0
+}
+
+func (x *LimitQueueRequest) GetRateLimit() int32 {
+	if x != nil && x.RateLimit != nil {
+		return *x.RateLimit
+	}
+	return 0
+}
+
+func (x *LimitQueueRequest) GetRateInterval() *durationpb.Duration {
+	if x != nil {
+		return x.RateInterval
+	}
+	return nil
+}
+
+func (x *LimitQueueRequest) GetFairTenants() bool {
+	if x != nil && x.FairTenants != nil {
+		return *x.FairTenants
+	}
+	return false
+}
+
+func (x *LimitQueueRequest) GetKeyLimit() int32 {
+	if x != nil && x.KeyLimit != nil {
+		return *x.KeyLimit
+	}
+	return 0
+}
+
+func (x *LimitQueueRequest) GetSetWeights() bool {
+	if x != nil {
+		return x.SetWeights
+	}
+	return false
+}
+
+func (x *LimitQueueRequest) GetWeights() map[string]int32 {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+type LimitQueueResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queue         *QueueSettings         `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitQueueResponse) Reset() {
+	*x = LimitQueueResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitQueueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitQueueResponse) ProtoMessage() {}
+
+func (x *LimitQueueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitQueueResponse.ProtoReflect.Descriptor instead.
+func (*LimitQueueResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LimitQueueResponse) GetQueue() *QueueSettings {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+// Schedule is a periodic job: at every tick of expr, read in time_zone,
+// the job it describes is enqueued once across every node.
+type Schedule struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Expr     string                 `protobuf:"bytes,2,opt,name=expr,proto3" json:"expr,omitempty"`
+	TimeZone string                 `protobuf:"bytes,3,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// missed is "latest" (the default) or "all".
+	Missed        string                 `protobuf:"bytes,4,opt,name=missed,proto3" json:"missed,omitempty"`
+	Kind          string                 `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
+	Queue         string                 `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
+	Tenant        string                 `protobuf:"bytes,7,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Priority      int32                  `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
+	Payload       *structpb.Value        `protobuf:"bytes,9,opt,name=payload,proto3" json:"payload,omitempty"`
+	MaxAttempts   int32                  `protobuf:"varint,10,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	Timeout       *durationpb.Duration   `protobuf:"bytes,11,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Paused        bool                   `protobuf:"varint,12,opt,name=paused,proto3" json:"paused,omitempty"`
+	LastTick      *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_tick,json=lastTick,proto3" json:"last_tick,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schedule) Reset() {
+	*x = Schedule{}
+	mi := &file_stint_v1_admin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schedule) ProtoMessage() {}
+
+func (x *Schedule) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
+func (*Schedule) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Schedule) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Schedule) GetExpr() string {
+	if x != nil {
+		return x.Expr
+	}
+	return ""
+}
+
+func (x *Schedule) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Schedule) GetMissed() string {
+	if x != nil {
+		return x.Missed
+	}
+	return ""
+}
+
+func (x *Schedule) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Schedule) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *Schedule) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *Schedule) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Schedule) GetPayload() *structpb.Value {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *Schedule) GetMaxAttempts() int32 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *Schedule) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *Schedule) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Schedule) GetLastTick() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastTick
+	}
+	return nil
+}
+
+func (x *Schedule) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Schedule) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+type PutScheduleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// schedule's last_tick, created_at and updated_at are set by the server.
+	Schedule      *Schedule `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutScheduleRequest) Reset() {
+	*x = PutScheduleRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutScheduleRequest) ProtoMessage() {}
+
+func (x *PutScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutScheduleRequest.ProtoReflect.Descriptor instead.
+func (*PutScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PutScheduleRequest) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type PutScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutScheduleResponse) Reset() {
+	*x = PutScheduleResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutScheduleResponse) ProtoMessage() {}
+
+func (x *PutScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutScheduleResponse.ProtoReflect.Descriptor instead.
+func (*PutScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PutScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+type ListSchedulesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesRequest) Reset() {
+	*x = ListSchedulesRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesRequest) ProtoMessage() {}
+
+func (x *ListSchedulesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesRequest.ProtoReflect.Descriptor instead.
+func (*ListSchedulesRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+type ListSchedulesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedules     []*Schedule            `protobuf:"bytes,1,rep,name=schedules,proto3" json:"schedules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSchedulesResponse) Reset() {
+	*x = ListSchedulesResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSchedulesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSchedulesResponse) ProtoMessage() {}
+
+func (x *ListSchedulesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSchedulesResponse.ProtoReflect.Descriptor instead.
+func (*ListSchedulesResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListSchedulesResponse) GetSchedules() []*Schedule {
+	if x != nil {
+		return x.Schedules
+	}
+	return nil
+}
+
+type DeleteScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleRequest) Reset() {
+	*x = DeleteScheduleRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleRequest) ProtoMessage() {}
+
+func (x *DeleteScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleRequest.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DeleteScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteScheduleResponse) Reset() {
+	*x = DeleteScheduleResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteScheduleResponse) ProtoMessage() {}
+
+func (x *DeleteScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteScheduleResponse.ProtoReflect.Descriptor instead.
+func (*DeleteScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{41}
+}
+
+type PauseScheduleRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Paused        bool                   `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleRequest) Reset() {
+	*x = PauseScheduleRequest{}
+	mi := &file_stint_v1_admin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleRequest) ProtoMessage() {}
+
+func (x *PauseScheduleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleRequest.ProtoReflect.Descriptor instead.
+func (*PauseScheduleRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PauseScheduleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PauseScheduleRequest) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+type PauseScheduleResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Schedule      *Schedule              `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseScheduleResponse) Reset() {
+	*x = PauseScheduleResponse{}
+	mi := &file_stint_v1_admin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseScheduleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseScheduleResponse) ProtoMessage() {}
+
+func (x *PauseScheduleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_admin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseScheduleResponse.ProtoReflect.Descriptor instead.
+func (*PauseScheduleResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_admin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *PauseScheduleResponse) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
 var File_stint_v1_admin_proto protoreflect.FileDescriptor
 
 const file_stint_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x14stint/v1/admin.proto\x12\bstint.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14stint/v1/types.proto\"\xdd\x01\n" +
+	"\x14stint/v1/admin.proto\x12\bstint.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14stint/v1/types.proto\"\xdd\x01\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06tenant\x18\x02 \x01(\tR\x06tenant\x12\"\n" +
@@ -1557,14 +2609,17 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"revoked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"L\n" +
+	"revoked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"x\n" +
 	"\x12CreateTokenRequest\x12\"\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x0e.stint.v1.RoleR\x04role\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"T\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06tenant\x18\x03 \x01(\tR\x06tenant\x12\x12\n" +
+	"\x04hash\x18\x04 \x01(\tR\x04hash\"T\n" +
 	"\x13CreateTokenResponse\x12%\n" +
 	"\x05token\x18\x01 \x01(\v2\x0f.stint.v1.TokenR\x05token\x12\x16\n" +
-	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x13\n" +
-	"\x11ListTokensRequest\"=\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"+\n" +
+	"\x11ListTokensRequest\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\"=\n" +
 	"\x12ListTokensResponse\x12'\n" +
 	"\x06tokens\x18\x01 \x03(\v2\x0f.stint.v1.TokenR\x06tokens\"$\n" +
 	"\x12RevokeTokenRequest\x12\x0e\n" +
@@ -1639,7 +2694,96 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x13ReplayOutboxRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"I\n" +
 	"\x14ReplayOutboxResponse\x121\n" +
-	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage*N\n" +
+	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage\"\xb2\x03\n" +
+	"\rQueueSettings\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\x12\x1f\n" +
+	"\vmax_running\x18\x03 \x01(\x05R\n" +
+	"maxRunning\x12\x1d\n" +
+	"\n" +
+	"rate_limit\x18\x04 \x01(\x05R\trateLimit\x12>\n" +
+	"\rrate_interval\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\frateInterval\x12!\n" +
+	"\ffair_tenants\x18\x06 \x01(\bR\vfairTenants\x12>\n" +
+	"\aweights\x18\a \x03(\v2$.stint.v1.QueueSettings.WeightsEntryR\aweights\x12\x1b\n" +
+	"\tkey_limit\x18\b \x01(\x05R\bkeyLimit\x129\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a:\n" +
+	"\fWeightsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xa4\x02\n" +
+	"\tQueueInfo\x123\n" +
+	"\bsettings\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\bsettings\x121\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x1d.stint.v1.QueueInfo.JobsEntryR\x04jobs\x12\x18\n" +
+	"\arunning\x18\x03 \x01(\x03R\arunning\x12@\n" +
+	"\x0eoldest_waiting\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\roldestWaiting\x12\x1a\n" +
+	"\bunserved\x18\x05 \x03(\tR\bunserved\x1a7\n" +
+	"\tJobsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x13\n" +
+	"\x11ListQueuesRequest\"A\n" +
+	"\x12ListQueuesResponse\x12+\n" +
+	"\x06queues\x18\x01 \x03(\v2\x13.stint.v1.QueueInfoR\x06queues\"?\n" +
+	"\x11PauseQueueRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\"C\n" +
+	"\x12PauseQueueResponse\x12-\n" +
+	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\xda\x03\n" +
+	"\x11LimitQueueRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
+	"\vmax_running\x18\x02 \x01(\x05H\x00R\n" +
+	"maxRunning\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"rate_limit\x18\x03 \x01(\x05H\x01R\trateLimit\x88\x01\x01\x12>\n" +
+	"\rrate_interval\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\frateInterval\x12&\n" +
+	"\ffair_tenants\x18\x05 \x01(\bH\x02R\vfairTenants\x88\x01\x01\x12 \n" +
+	"\tkey_limit\x18\x06 \x01(\x05H\x03R\bkeyLimit\x88\x01\x01\x12\x1f\n" +
+	"\vset_weights\x18\a \x01(\bR\n" +
+	"setWeights\x12B\n" +
+	"\aweights\x18\b \x03(\v2(.stint.v1.LimitQueueRequest.WeightsEntryR\aweights\x1a:\n" +
+	"\fWeightsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B\x0e\n" +
+	"\f_max_runningB\r\n" +
+	"\v_rate_limitB\x0f\n" +
+	"\r_fair_tenantsB\f\n" +
+	"\n" +
+	"_key_limit\"C\n" +
+	"\x12LimitQueueResponse\x12-\n" +
+	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\x96\x04\n" +
+	"\bSchedule\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04expr\x18\x02 \x01(\tR\x04expr\x12\x1b\n" +
+	"\ttime_zone\x18\x03 \x01(\tR\btimeZone\x12\x16\n" +
+	"\x06missed\x18\x04 \x01(\tR\x06missed\x12\x12\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x16\n" +
+	"\x06tenant\x18\a \x01(\tR\x06tenant\x12\x1a\n" +
+	"\bpriority\x18\b \x01(\x05R\bpriority\x120\n" +
+	"\apayload\x18\t \x01(\v2\x16.google.protobuf.ValueR\apayload\x12!\n" +
+	"\fmax_attempts\x18\n" +
+	" \x01(\x05R\vmaxAttempts\x123\n" +
+	"\atimeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x16\n" +
+	"\x06paused\x18\f \x01(\bR\x06paused\x127\n" +
+	"\tlast_tick\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastTick\x129\n" +
+	"\n" +
+	"created_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"D\n" +
+	"\x12PutScheduleRequest\x12.\n" +
+	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule\"E\n" +
+	"\x13PutScheduleResponse\x12.\n" +
+	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule\"\x16\n" +
+	"\x14ListSchedulesRequest\"I\n" +
+	"\x15ListSchedulesResponse\x120\n" +
+	"\tschedules\x18\x01 \x03(\v2\x12.stint.v1.ScheduleR\tschedules\"+\n" +
+	"\x15DeleteScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x18\n" +
+	"\x16DeleteScheduleResponse\"B\n" +
+	"\x14PauseScheduleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\"G\n" +
+	"\x15PauseScheduleResponse\x12.\n" +
+	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule*N\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1650,7 +2794,8 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n" +
 	"\x16OUTBOX_STATE_DELIVERED\x10\x02\x12\x15\n" +
-	"\x11OUTBOX_STATE_DEAD\x10\x032\xd2\x06\n" +
+	"\x11OUTBOX_STATE_DEAD\x10\x032\xf2\n" +
+	"\n" +
 	"\fAdminService\x12J\n" +
 	"\vCreateToken\x12\x1c.stint.v1.CreateTokenRequest\x1a\x1d.stint.v1.CreateTokenResponse\x12G\n" +
 	"\n" +
@@ -1666,7 +2811,17 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\vTestWebhook\x12\x1c.stint.v1.TestWebhookRequest\x1a\x1d.stint.v1.TestWebhookResponse\x12G\n" +
 	"\n" +
 	"ListOutbox\x12\x1b.stint.v1.ListOutboxRequest\x1a\x1c.stint.v1.ListOutboxResponse\x12M\n" +
-	"\fReplayOutbox\x12\x1d.stint.v1.ReplayOutboxRequest\x1a\x1e.stint.v1.ReplayOutboxResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\fReplayOutbox\x12\x1d.stint.v1.ReplayOutboxRequest\x1a\x1e.stint.v1.ReplayOutboxResponse\x12G\n" +
+	"\n" +
+	"ListQueues\x12\x1b.stint.v1.ListQueuesRequest\x1a\x1c.stint.v1.ListQueuesResponse\x12G\n" +
+	"\n" +
+	"PauseQueue\x12\x1b.stint.v1.PauseQueueRequest\x1a\x1c.stint.v1.PauseQueueResponse\x12G\n" +
+	"\n" +
+	"LimitQueue\x12\x1b.stint.v1.LimitQueueRequest\x1a\x1c.stint.v1.LimitQueueResponse\x12J\n" +
+	"\vPutSchedule\x12\x1c.stint.v1.PutScheduleRequest\x1a\x1d.stint.v1.PutScheduleResponse\x12P\n" +
+	"\rListSchedules\x12\x1e.stint.v1.ListSchedulesRequest\x1a\x1f.stint.v1.ListSchedulesResponse\x12S\n" +
+	"\x0eDeleteSchedule\x12\x1f.stint.v1.DeleteScheduleRequest\x1a .stint.v1.DeleteScheduleResponse\x12P\n" +
+	"\rPauseSchedule\x12\x1e.stint.v1.PauseScheduleRequest\x1a\x1f.stint.v1.PauseScheduleResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_admin_proto_rawDescOnce sync.Once
@@ -1681,91 +2836,146 @@ func file_stint_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_stint_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_stint_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_stint_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_stint_v1_admin_proto_goTypes = []any{
-	(Role)(0),                     // 0: stint.v1.Role
-	(OutboxState)(0),              // 1: stint.v1.OutboxState
-	(*Token)(nil),                 // 2: stint.v1.Token
-	(*CreateTokenRequest)(nil),    // 3: stint.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),   // 4: stint.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),     // 5: stint.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),    // 6: stint.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),    // 7: stint.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),   // 8: stint.v1.RevokeTokenResponse
-	(*QueueDepthRequest)(nil),     // 9: stint.v1.QueueDepthRequest
-	(*QueueStateCount)(nil),       // 10: stint.v1.QueueStateCount
-	(*QueueDepthResponse)(nil),    // 11: stint.v1.QueueDepthResponse
-	(*DeadLettersRequest)(nil),    // 12: stint.v1.DeadLettersRequest
-	(*ReasonCount)(nil),           // 13: stint.v1.ReasonCount
-	(*DeadLettersResponse)(nil),   // 14: stint.v1.DeadLettersResponse
-	(*Webhook)(nil),               // 15: stint.v1.Webhook
-	(*AddWebhookRequest)(nil),     // 16: stint.v1.AddWebhookRequest
-	(*AddWebhookResponse)(nil),    // 17: stint.v1.AddWebhookResponse
-	(*ListWebhooksRequest)(nil),   // 18: stint.v1.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),  // 19: stint.v1.ListWebhooksResponse
-	(*RemoveWebhookRequest)(nil),  // 20: stint.v1.RemoveWebhookRequest
-	(*RemoveWebhookResponse)(nil), // 21: stint.v1.RemoveWebhookResponse
-	(*TestWebhookRequest)(nil),    // 22: stint.v1.TestWebhookRequest
-	(*TestWebhookResponse)(nil),   // 23: stint.v1.TestWebhookResponse
-	(*OutboxMessage)(nil),         // 24: stint.v1.OutboxMessage
-	(*ListOutboxRequest)(nil),     // 25: stint.v1.ListOutboxRequest
-	(*ListOutboxResponse)(nil),    // 26: stint.v1.ListOutboxResponse
-	(*ReplayOutboxRequest)(nil),   // 27: stint.v1.ReplayOutboxRequest
-	(*ReplayOutboxResponse)(nil),  // 28: stint.v1.ReplayOutboxResponse
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
-	(JobState)(0),                 // 30: stint.v1.JobState
-	(*structpb.Value)(nil),        // 31: google.protobuf.Value
+	(Role)(0),                      // 0: stint.v1.Role
+	(OutboxState)(0),               // 1: stint.v1.OutboxState
+	(*Token)(nil),                  // 2: stint.v1.Token
+	(*CreateTokenRequest)(nil),     // 3: stint.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),    // 4: stint.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),      // 5: stint.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),     // 6: stint.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),     // 7: stint.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),    // 8: stint.v1.RevokeTokenResponse
+	(*QueueDepthRequest)(nil),      // 9: stint.v1.QueueDepthRequest
+	(*QueueStateCount)(nil),        // 10: stint.v1.QueueStateCount
+	(*QueueDepthResponse)(nil),     // 11: stint.v1.QueueDepthResponse
+	(*DeadLettersRequest)(nil),     // 12: stint.v1.DeadLettersRequest
+	(*ReasonCount)(nil),            // 13: stint.v1.ReasonCount
+	(*DeadLettersResponse)(nil),    // 14: stint.v1.DeadLettersResponse
+	(*Webhook)(nil),                // 15: stint.v1.Webhook
+	(*AddWebhookRequest)(nil),      // 16: stint.v1.AddWebhookRequest
+	(*AddWebhookResponse)(nil),     // 17: stint.v1.AddWebhookResponse
+	(*ListWebhooksRequest)(nil),    // 18: stint.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),   // 19: stint.v1.ListWebhooksResponse
+	(*RemoveWebhookRequest)(nil),   // 20: stint.v1.RemoveWebhookRequest
+	(*RemoveWebhookResponse)(nil),  // 21: stint.v1.RemoveWebhookResponse
+	(*TestWebhookRequest)(nil),     // 22: stint.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),    // 23: stint.v1.TestWebhookResponse
+	(*OutboxMessage)(nil),          // 24: stint.v1.OutboxMessage
+	(*ListOutboxRequest)(nil),      // 25: stint.v1.ListOutboxRequest
+	(*ListOutboxResponse)(nil),     // 26: stint.v1.ListOutboxResponse
+	(*ReplayOutboxRequest)(nil),    // 27: stint.v1.ReplayOutboxRequest
+	(*ReplayOutboxResponse)(nil),   // 28: stint.v1.ReplayOutboxResponse
+	(*QueueSettings)(nil),          // 29: stint.v1.QueueSettings
+	(*QueueInfo)(nil),              // 30: stint.v1.QueueInfo
+	(*ListQueuesRequest)(nil),      // 31: stint.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),     // 32: stint.v1.ListQueuesResponse
+	(*PauseQueueRequest)(nil),      // 33: stint.v1.PauseQueueRequest
+	(*PauseQueueResponse)(nil),     // 34: stint.v1.PauseQueueResponse
+	(*LimitQueueRequest)(nil),      // 35: stint.v1.LimitQueueRequest
+	(*LimitQueueResponse)(nil),     // 36: stint.v1.LimitQueueResponse
+	(*Schedule)(nil),               // 37: stint.v1.Schedule
+	(*PutScheduleRequest)(nil),     // 38: stint.v1.PutScheduleRequest
+	(*PutScheduleResponse)(nil),    // 39: stint.v1.PutScheduleResponse
+	(*ListSchedulesRequest)(nil),   // 40: stint.v1.ListSchedulesRequest
+	(*ListSchedulesResponse)(nil),  // 41: stint.v1.ListSchedulesResponse
+	(*DeleteScheduleRequest)(nil),  // 42: stint.v1.DeleteScheduleRequest
+	(*DeleteScheduleResponse)(nil), // 43: stint.v1.DeleteScheduleResponse
+	(*PauseScheduleRequest)(nil),   // 44: stint.v1.PauseScheduleRequest
+	(*PauseScheduleResponse)(nil),  // 45: stint.v1.PauseScheduleResponse
+	nil,                            // 46: stint.v1.QueueSettings.WeightsEntry
+	nil,                            // 47: stint.v1.QueueInfo.JobsEntry
+	nil,                            // 48: stint.v1.LimitQueueRequest.WeightsEntry
+	(*timestamppb.Timestamp)(nil),  // 49: google.protobuf.Timestamp
+	(JobState)(0),                  // 50: stint.v1.JobState
+	(*structpb.Value)(nil),         // 51: google.protobuf.Value
+	(*durationpb.Duration)(nil),    // 52: google.protobuf.Duration
 }
 var file_stint_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: stint.v1.Token.role:type_name -> stint.v1.Role
-	29, // 1: stint.v1.Token.created_at:type_name -> google.protobuf.Timestamp
-	29, // 2: stint.v1.Token.revoked_at:type_name -> google.protobuf.Timestamp
+	49, // 1: stint.v1.Token.created_at:type_name -> google.protobuf.Timestamp
+	49, // 2: stint.v1.Token.revoked_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: stint.v1.CreateTokenRequest.role:type_name -> stint.v1.Role
 	2,  // 4: stint.v1.CreateTokenResponse.token:type_name -> stint.v1.Token
 	2,  // 5: stint.v1.ListTokensResponse.tokens:type_name -> stint.v1.Token
 	2,  // 6: stint.v1.RevokeTokenResponse.token:type_name -> stint.v1.Token
-	30, // 7: stint.v1.QueueStateCount.state:type_name -> stint.v1.JobState
+	50, // 7: stint.v1.QueueStateCount.state:type_name -> stint.v1.JobState
 	10, // 8: stint.v1.QueueDepthResponse.counts:type_name -> stint.v1.QueueStateCount
 	13, // 9: stint.v1.DeadLettersResponse.reasons:type_name -> stint.v1.ReasonCount
-	29, // 10: stint.v1.Webhook.created_at:type_name -> google.protobuf.Timestamp
+	49, // 10: stint.v1.Webhook.created_at:type_name -> google.protobuf.Timestamp
 	15, // 11: stint.v1.AddWebhookRequest.webhook:type_name -> stint.v1.Webhook
 	15, // 12: stint.v1.AddWebhookResponse.webhook:type_name -> stint.v1.Webhook
 	15, // 13: stint.v1.ListWebhooksResponse.webhooks:type_name -> stint.v1.Webhook
-	31, // 14: stint.v1.OutboxMessage.payload:type_name -> google.protobuf.Value
+	51, // 14: stint.v1.OutboxMessage.payload:type_name -> google.protobuf.Value
 	1,  // 15: stint.v1.OutboxMessage.state:type_name -> stint.v1.OutboxState
-	29, // 16: stint.v1.OutboxMessage.next_attempt_at:type_name -> google.protobuf.Timestamp
-	29, // 17: stint.v1.OutboxMessage.created_at:type_name -> google.protobuf.Timestamp
-	29, // 18: stint.v1.OutboxMessage.delivered_at:type_name -> google.protobuf.Timestamp
+	49, // 16: stint.v1.OutboxMessage.next_attempt_at:type_name -> google.protobuf.Timestamp
+	49, // 17: stint.v1.OutboxMessage.created_at:type_name -> google.protobuf.Timestamp
+	49, // 18: stint.v1.OutboxMessage.delivered_at:type_name -> google.protobuf.Timestamp
 	1,  // 19: stint.v1.ListOutboxRequest.state:type_name -> stint.v1.OutboxState
 	24, // 20: stint.v1.ListOutboxResponse.messages:type_name -> stint.v1.OutboxMessage
 	24, // 21: stint.v1.ReplayOutboxResponse.message:type_name -> stint.v1.OutboxMessage
-	3,  // 22: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
-	5,  // 23: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
-	7,  // 24: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
-	9,  // 25: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
-	12, // 26: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
-	16, // 27: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
-	18, // 28: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
-	20, // 29: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
-	22, // 30: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
-	25, // 31: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
-	27, // 32: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
-	4,  // 33: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
-	6,  // 34: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
-	8,  // 35: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
-	11, // 36: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
-	14, // 37: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
-	17, // 38: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
-	19, // 39: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
-	21, // 40: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
-	23, // 41: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
-	26, // 42: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
-	28, // 43: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
-	33, // [33:44] is the sub-list for method output_type
-	22, // [22:33] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	52, // 22: stint.v1.QueueSettings.rate_interval:type_name -> google.protobuf.Duration
+	46, // 23: stint.v1.QueueSettings.weights:type_name -> stint.v1.QueueSettings.WeightsEntry
+	49, // 24: stint.v1.QueueSettings.updated_at:type_name -> google.protobuf.Timestamp
+	29, // 25: stint.v1.QueueInfo.settings:type_name -> stint.v1.QueueSettings
+	47, // 26: stint.v1.QueueInfo.jobs:type_name -> stint.v1.QueueInfo.JobsEntry
+	52, // 27: stint.v1.QueueInfo.oldest_waiting:type_name -> google.protobuf.Duration
+	30, // 28: stint.v1.ListQueuesResponse.queues:type_name -> stint.v1.QueueInfo
+	29, // 29: stint.v1.PauseQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	52, // 30: stint.v1.LimitQueueRequest.rate_interval:type_name -> google.protobuf.Duration
+	48, // 31: stint.v1.LimitQueueRequest.weights:type_name -> stint.v1.LimitQueueRequest.WeightsEntry
+	29, // 32: stint.v1.LimitQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	51, // 33: stint.v1.Schedule.payload:type_name -> google.protobuf.Value
+	52, // 34: stint.v1.Schedule.timeout:type_name -> google.protobuf.Duration
+	49, // 35: stint.v1.Schedule.last_tick:type_name -> google.protobuf.Timestamp
+	49, // 36: stint.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	49, // 37: stint.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	37, // 38: stint.v1.PutScheduleRequest.schedule:type_name -> stint.v1.Schedule
+	37, // 39: stint.v1.PutScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	37, // 40: stint.v1.ListSchedulesResponse.schedules:type_name -> stint.v1.Schedule
+	37, // 41: stint.v1.PauseScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	3,  // 42: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
+	5,  // 43: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
+	7,  // 44: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
+	9,  // 45: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
+	12, // 46: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
+	16, // 47: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
+	18, // 48: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
+	20, // 49: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
+	22, // 50: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
+	25, // 51: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
+	27, // 52: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
+	31, // 53: stint.v1.AdminService.ListQueues:input_type -> stint.v1.ListQueuesRequest
+	33, // 54: stint.v1.AdminService.PauseQueue:input_type -> stint.v1.PauseQueueRequest
+	35, // 55: stint.v1.AdminService.LimitQueue:input_type -> stint.v1.LimitQueueRequest
+	38, // 56: stint.v1.AdminService.PutSchedule:input_type -> stint.v1.PutScheduleRequest
+	40, // 57: stint.v1.AdminService.ListSchedules:input_type -> stint.v1.ListSchedulesRequest
+	42, // 58: stint.v1.AdminService.DeleteSchedule:input_type -> stint.v1.DeleteScheduleRequest
+	44, // 59: stint.v1.AdminService.PauseSchedule:input_type -> stint.v1.PauseScheduleRequest
+	4,  // 60: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
+	6,  // 61: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
+	8,  // 62: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
+	11, // 63: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
+	14, // 64: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
+	17, // 65: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
+	19, // 66: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
+	21, // 67: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
+	23, // 68: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
+	26, // 69: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
+	28, // 70: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
+	32, // 71: stint.v1.AdminService.ListQueues:output_type -> stint.v1.ListQueuesResponse
+	34, // 72: stint.v1.AdminService.PauseQueue:output_type -> stint.v1.PauseQueueResponse
+	36, // 73: stint.v1.AdminService.LimitQueue:output_type -> stint.v1.LimitQueueResponse
+	39, // 74: stint.v1.AdminService.PutSchedule:output_type -> stint.v1.PutScheduleResponse
+	41, // 75: stint.v1.AdminService.ListSchedules:output_type -> stint.v1.ListSchedulesResponse
+	43, // 76: stint.v1.AdminService.DeleteSchedule:output_type -> stint.v1.DeleteScheduleResponse
+	45, // 77: stint.v1.AdminService.PauseSchedule:output_type -> stint.v1.PauseScheduleResponse
+	60, // [60:78] is the sub-list for method output_type
+	42, // [42:60] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_admin_proto_init() }
@@ -1774,13 +2984,14 @@ func file_stint_v1_admin_proto_init() {
 		return
 	}
 	file_stint_v1_types_proto_init()
+	file_stint_v1_admin_proto_msgTypes[33].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_admin_proto_rawDesc), len(file_stint_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,6 +62,24 @@ const (
 	// AdminServiceReplayOutboxProcedure is the fully-qualified name of the AdminService's ReplayOutbox
 	// RPC.
 	AdminServiceReplayOutboxProcedure = "/stint.v1.AdminService/ReplayOutbox"
+	// AdminServiceListQueuesProcedure is the fully-qualified name of the AdminService's ListQueues RPC.
+	AdminServiceListQueuesProcedure = "/stint.v1.AdminService/ListQueues"
+	// AdminServicePauseQueueProcedure is the fully-qualified name of the AdminService's PauseQueue RPC.
+	AdminServicePauseQueueProcedure = "/stint.v1.AdminService/PauseQueue"
+	// AdminServiceLimitQueueProcedure is the fully-qualified name of the AdminService's LimitQueue RPC.
+	AdminServiceLimitQueueProcedure = "/stint.v1.AdminService/LimitQueue"
+	// AdminServicePutScheduleProcedure is the fully-qualified name of the AdminService's PutSchedule
+	// RPC.
+	AdminServicePutScheduleProcedure = "/stint.v1.AdminService/PutSchedule"
+	// AdminServiceListSchedulesProcedure is the fully-qualified name of the AdminService's
+	// ListSchedules RPC.
+	AdminServiceListSchedulesProcedure = "/stint.v1.AdminService/ListSchedules"
+	// AdminServiceDeleteScheduleProcedure is the fully-qualified name of the AdminService's
+	// DeleteSchedule RPC.
+	AdminServiceDeleteScheduleProcedure = "/stint.v1.AdminService/DeleteSchedule"
+	// AdminServicePauseScheduleProcedure is the fully-qualified name of the AdminService's
+	// PauseSchedule RPC.
+	AdminServicePauseScheduleProcedure = "/stint.v1.AdminService/PauseSchedule"
 )
 
 // AdminServiceClient is a client for the stint.v1.AdminService service.
@@ -86,6 +104,18 @@ type AdminServiceClient interface {
 	ListOutbox(context.Context, *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error)
 	// ReplayOutbox makes a dead message pending again, due now.
 	ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error)
+	// ListQueues describes the tenant's queues that have jobs or settings.
+	ListQueues(context.Context, *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error)
+	// PauseQueue pauses or resumes a queue on every node.
+	PauseQueue(context.Context, *connect.Request[v1.PauseQueueRequest]) (*connect.Response[v1.PauseQueueResponse], error)
+	// LimitQueue changes a queue's limits (or a kind's rate limit).
+	LimitQueue(context.Context, *connect.Request[v1.LimitQueueRequest]) (*connect.Response[v1.LimitQueueResponse], error)
+	// PutSchedule creates or redefines a schedule (its last tick is kept).
+	PutSchedule(context.Context, *connect.Request[v1.PutScheduleRequest]) (*connect.Response[v1.PutScheduleResponse], error)
+	ListSchedules(context.Context, *connect.Request[v1.ListSchedulesRequest]) (*connect.Response[v1.ListSchedulesResponse], error)
+	DeleteSchedule(context.Context, *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error)
+	// PauseSchedule pauses or resumes a schedule.
+	PauseSchedule(context.Context, *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error)
 }
 
 // NewAdminServiceClient constructs a client for the stint.v1.AdminService service. By default, it
@@ -165,22 +195,71 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("ReplayOutbox")),
 			connect.WithClientOptions(opts...),
 		),
+		listQueues: connect.NewClient[v1.ListQueuesRequest, v1.ListQueuesResponse](
+			httpClient,
+			baseURL+AdminServiceListQueuesProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListQueues")),
+			connect.WithClientOptions(opts...),
+		),
+		pauseQueue: connect.NewClient[v1.PauseQueueRequest, v1.PauseQueueResponse](
+			httpClient,
+			baseURL+AdminServicePauseQueueProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("PauseQueue")),
+			connect.WithClientOptions(opts...),
+		),
+		limitQueue: connect.NewClient[v1.LimitQueueRequest, v1.LimitQueueResponse](
+			httpClient,
+			baseURL+AdminServiceLimitQueueProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("LimitQueue")),
+			connect.WithClientOptions(opts...),
+		),
+		putSchedule: connect.NewClient[v1.PutScheduleRequest, v1.PutScheduleResponse](
+			httpClient,
+			baseURL+AdminServicePutScheduleProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("PutSchedule")),
+			connect.WithClientOptions(opts...),
+		),
+		listSchedules: connect.NewClient[v1.ListSchedulesRequest, v1.ListSchedulesResponse](
+			httpClient,
+			baseURL+AdminServiceListSchedulesProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListSchedules")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteSchedule: connect.NewClient[v1.DeleteScheduleRequest, v1.DeleteScheduleResponse](
+			httpClient,
+			baseURL+AdminServiceDeleteScheduleProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("DeleteSchedule")),
+			connect.WithClientOptions(opts...),
+		),
+		pauseSchedule: connect.NewClient[v1.PauseScheduleRequest, v1.PauseScheduleResponse](
+			httpClient,
+			baseURL+AdminServicePauseScheduleProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("PauseSchedule")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // adminServiceClient implements AdminServiceClient.
 type adminServiceClient struct {
-	createToken   *connect.Client[v1.CreateTokenRequest, v1.CreateTokenResponse]
-	listTokens    *connect.Client[v1.ListTokensRequest, v1.ListTokensResponse]
-	revokeToken   *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
-	queueDepth    *connect.Client[v1.QueueDepthRequest, v1.QueueDepthResponse]
-	deadLetters   *connect.Client[v1.DeadLettersRequest, v1.DeadLettersResponse]
-	addWebhook    *connect.Client[v1.AddWebhookRequest, v1.AddWebhookResponse]
-	listWebhooks  *connect.Client[v1.ListWebhooksRequest, v1.ListWebhooksResponse]
-	removeWebhook *connect.Client[v1.RemoveWebhookRequest, v1.RemoveWebhookResponse]
-	testWebhook   *connect.Client[v1.TestWebhookRequest, v1.TestWebhookResponse]
-	listOutbox    *connect.Client[v1.ListOutboxRequest, v1.ListOutboxResponse]
-	replayOutbox  *connect.Client[v1.ReplayOutboxRequest, v1.ReplayOutboxResponse]
+	createToken    *connect.Client[v1.CreateTokenRequest, v1.CreateTokenResponse]
+	listTokens     *connect.Client[v1.ListTokensRequest, v1.ListTokensResponse]
+	revokeToken    *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
+	queueDepth     *connect.Client[v1.QueueDepthRequest, v1.QueueDepthResponse]
+	deadLetters    *connect.Client[v1.DeadLettersRequest, v1.DeadLettersResponse]
+	addWebhook     *connect.Client[v1.AddWebhookRequest, v1.AddWebhookResponse]
+	listWebhooks   *connect.Client[v1.ListWebhooksRequest, v1.ListWebhooksResponse]
+	removeWebhook  *connect.Client[v1.RemoveWebhookRequest, v1.RemoveWebhookResponse]
+	testWebhook    *connect.Client[v1.TestWebhookRequest, v1.TestWebhookResponse]
+	listOutbox     *connect.Client[v1.ListOutboxRequest, v1.ListOutboxResponse]
+	replayOutbox   *connect.Client[v1.ReplayOutboxRequest, v1.ReplayOutboxResponse]
+	listQueues     *connect.Client[v1.ListQueuesRequest, v1.ListQueuesResponse]
+	pauseQueue     *connect.Client[v1.PauseQueueRequest, v1.PauseQueueResponse]
+	limitQueue     *connect.Client[v1.LimitQueueRequest, v1.LimitQueueResponse]
+	putSchedule    *connect.Client[v1.PutScheduleRequest, v1.PutScheduleResponse]
+	listSchedules  *connect.Client[v1.ListSchedulesRequest, v1.ListSchedulesResponse]
+	deleteSchedule *connect.Client[v1.DeleteScheduleRequest, v1.DeleteScheduleResponse]
+	pauseSchedule  *connect.Client[v1.PauseScheduleRequest, v1.PauseScheduleResponse]
 }
 
 // CreateToken calls stint.v1.AdminService.CreateToken.
@@ -238,6 +317,41 @@ func (c *adminServiceClient) ReplayOutbox(ctx context.Context, req *connect.Requ
 	return c.replayOutbox.CallUnary(ctx, req)
 }
 
+// ListQueues calls stint.v1.AdminService.ListQueues.
+func (c *adminServiceClient) ListQueues(ctx context.Context, req *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error) {
+	return c.listQueues.CallUnary(ctx, req)
+}
+
+// PauseQueue calls stint.v1.AdminService.PauseQueue.
+func (c *adminServiceClient) PauseQueue(ctx context.Context, req *connect.Request[v1.PauseQueueRequest]) (*connect.Response[v1.PauseQueueResponse], error) {
+	return c.pauseQueue.CallUnary(ctx, req)
+}
+
+// LimitQueue calls stint.v1.AdminService.LimitQueue.
+func (c *adminServiceClient) LimitQueue(ctx context.Context, req *connect.Request[v1.LimitQueueRequest]) (*connect.Response[v1.LimitQueueResponse], error) {
+	return c.limitQueue.CallUnary(ctx, req)
+}
+
+// PutSchedule calls stint.v1.AdminService.PutSchedule.
+func (c *adminServiceClient) PutSchedule(ctx context.Context, req *connect.Request[v1.PutScheduleRequest]) (*connect.Response[v1.PutScheduleResponse], error) {
+	return c.putSchedule.CallUnary(ctx, req)
+}
+
+// ListSchedules calls stint.v1.AdminService.ListSchedules.
+func (c *adminServiceClient) ListSchedules(ctx context.Context, req *connect.Request[v1.ListSchedulesRequest]) (*connect.Response[v1.ListSchedulesResponse], error) {
+	return c.listSchedules.CallUnary(ctx, req)
+}
+
+// DeleteSchedule calls stint.v1.AdminService.DeleteSchedule.
+func (c *adminServiceClient) DeleteSchedule(ctx context.Context, req *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error) {
+	return c.deleteSchedule.CallUnary(ctx, req)
+}
+
+// PauseSchedule calls stint.v1.AdminService.PauseSchedule.
+func (c *adminServiceClient) PauseSchedule(ctx context.Context, req *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error) {
+	return c.pauseSchedule.CallUnary(ctx, req)
+}
+
 // AdminServiceHandler is an implementation of the stint.v1.AdminService service.
 type AdminServiceHandler interface {
 	// CreateToken makes a token for the caller's tenant; the secret is shown once.
@@ -260,6 +374,18 @@ type AdminServiceHandler interface {
 	ListOutbox(context.Context, *connect.Request[v1.ListOutboxRequest]) (*connect.Response[v1.ListOutboxResponse], error)
 	// ReplayOutbox makes a dead message pending again, due now.
 	ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error)
+	// ListQueues describes the tenant's queues that have jobs or settings.
+	ListQueues(context.Context, *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error)
+	// PauseQueue pauses or resumes a queue on every node.
+	PauseQueue(context.Context, *connect.Request[v1.PauseQueueRequest]) (*connect.Response[v1.PauseQueueResponse], error)
+	// LimitQueue changes a queue's limits (or a kind's rate limit).
+	LimitQueue(context.Context, *connect.Request[v1.LimitQueueRequest]) (*connect.Response[v1.LimitQueueResponse], error)
+	// PutSchedule creates or redefines a schedule (its last tick is kept).
+	PutSchedule(context.Context, *connect.Request[v1.PutScheduleRequest]) (*connect.Response[v1.PutScheduleResponse], error)
+	ListSchedules(context.Context, *connect.Request[v1.ListSchedulesRequest]) (*connect.Response[v1.ListSchedulesResponse], error)
+	DeleteSchedule(context.Context, *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error)
+	// PauseSchedule pauses or resumes a schedule.
+	PauseSchedule(context.Context, *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -335,6 +461,48 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("ReplayOutbox")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceListQueuesHandler := connect.NewUnaryHandler(
+		AdminServiceListQueuesProcedure,
+		svc.ListQueues,
+		connect.WithSchema(adminServiceMethods.ByName("ListQueues")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServicePauseQueueHandler := connect.NewUnaryHandler(
+		AdminServicePauseQueueProcedure,
+		svc.PauseQueue,
+		connect.WithSchema(adminServiceMethods.ByName("PauseQueue")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceLimitQueueHandler := connect.NewUnaryHandler(
+		AdminServiceLimitQueueProcedure,
+		svc.LimitQueue,
+		connect.WithSchema(adminServiceMethods.ByName("LimitQueue")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServicePutScheduleHandler := connect.NewUnaryHandler(
+		AdminServicePutScheduleProcedure,
+		svc.PutSchedule,
+		connect.WithSchema(adminServiceMethods.ByName("PutSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceListSchedulesHandler := connect.NewUnaryHandler(
+		AdminServiceListSchedulesProcedure,
+		svc.ListSchedules,
+		connect.WithSchema(adminServiceMethods.ByName("ListSchedules")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceDeleteScheduleHandler := connect.NewUnaryHandler(
+		AdminServiceDeleteScheduleProcedure,
+		svc.DeleteSchedule,
+		connect.WithSchema(adminServiceMethods.ByName("DeleteSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServicePauseScheduleHandler := connect.NewUnaryHandler(
+		AdminServicePauseScheduleProcedure,
+		svc.PauseSchedule,
+		connect.WithSchema(adminServiceMethods.ByName("PauseSchedule")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceCreateTokenProcedure:
@@ -359,6 +527,20 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceListOutboxHandler.ServeHTTP(w, r)
 		case AdminServiceReplayOutboxProcedure:
 			adminServiceReplayOutboxHandler.ServeHTTP(w, r)
+		case AdminServiceListQueuesProcedure:
+			adminServiceListQueuesHandler.ServeHTTP(w, r)
+		case AdminServicePauseQueueProcedure:
+			adminServicePauseQueueHandler.ServeHTTP(w, r)
+		case AdminServiceLimitQueueProcedure:
+			adminServiceLimitQueueHandler.ServeHTTP(w, r)
+		case AdminServicePutScheduleProcedure:
+			adminServicePutScheduleHandler.ServeHTTP(w, r)
+		case AdminServiceListSchedulesProcedure:
+			adminServiceListSchedulesHandler.ServeHTTP(w, r)
+		case AdminServiceDeleteScheduleProcedure:
+			adminServiceDeleteScheduleHandler.ServeHTTP(w, r)
+		case AdminServicePauseScheduleProcedure:
+			adminServicePauseScheduleHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -410,4 +592,32 @@ func (UnimplementedAdminServiceHandler) ListOutbox(context.Context, *connect.Req
 
 func (UnimplementedAdminServiceHandler) ReplayOutbox(context.Context, *connect.Request[v1.ReplayOutboxRequest]) (*connect.Response[v1.ReplayOutboxResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ReplayOutbox is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListQueues(context.Context, *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ListQueues is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) PauseQueue(context.Context, *connect.Request[v1.PauseQueueRequest]) (*connect.Response[v1.PauseQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.PauseQueue is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) LimitQueue(context.Context, *connect.Request[v1.LimitQueueRequest]) (*connect.Response[v1.LimitQueueResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.LimitQueue is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) PutSchedule(context.Context, *connect.Request[v1.PutScheduleRequest]) (*connect.Response[v1.PutScheduleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.PutSchedule is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListSchedules(context.Context, *connect.Request[v1.ListSchedulesRequest]) (*connect.Response[v1.ListSchedulesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.ListSchedules is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) DeleteSchedule(context.Context, *connect.Request[v1.DeleteScheduleRequest]) (*connect.Response[v1.DeleteScheduleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.DeleteSchedule is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) PauseSchedule(context.Context, *connect.Request[v1.PauseScheduleRequest]) (*connect.Response[v1.PauseScheduleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.AdminService.PauseSchedule is not implemented"))
 }
