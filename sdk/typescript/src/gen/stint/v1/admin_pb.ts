@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp, TimestampJson, Value, ValueJson } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, DurationJson, Timestamp, TimestampJson, Value, ValueJson } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JobState, JobStateJson } from "./types_pb.js";
 import { file_stint_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/admin.proto.
  */
 export const file_stint_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRzdGludC92MS9hZG1pbi5wcm90bxIIc3RpbnQudjEirwEKBVRva2VuEgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIcCgRyb2xlGAMgASgOMg4uc3RpbnQudjEuUm9sZRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkAKEkNyZWF0ZVRva2VuUmVxdWVzdBIcCgRyb2xlGAEgASgOMg4uc3RpbnQudjEuUm9sZRIMCgRuYW1lGAIgASgJIkUKE0NyZWF0ZVRva2VuUmVzcG9uc2USHgoFdG9rZW4YASABKAsyDy5zdGludC52MS5Ub2tlbhIOCgZzZWNyZXQYAiABKAkiEwoRTGlzdFRva2Vuc1JlcXVlc3QiNQoSTGlzdFRva2Vuc1Jlc3BvbnNlEh8KBnRva2VucxgBIAMoCzIPLnN0aW50LnYxLlRva2VuIiAKElJldm9rZVRva2VuUmVxdWVzdBIKCgJpZBgBIAEoCSI1ChNSZXZva2VUb2tlblJlc3BvbnNlEh4KBXRva2VuGAEgASgLMg8uc3RpbnQudjEuVG9rZW4iEwoRUXVldWVEZXB0aFJlcXVlc3QiUgoPUXVldWVTdGF0ZUNvdW50Eg0KBXF1ZXVlGAEgASgJEiEKBXN0YXRlGAIgASgOMhIuc3RpbnQudjEuSm9iU3RhdGUSDQoFY291bnQYAyABKAMiPwoSUXVldWVEZXB0aFJlc3BvbnNlEikKBmNvdW50cxgBIAMoCzIZLnN0aW50LnYxLlF1ZXVlU3RhdGVDb3VudCIUChJEZWFkTGV0dGVyc1JlcXVlc3QiMQoLUmVhc29uQ291bnQSEwoLcmVhc29uX2NvZGUYASABKAkSDQoFY291bnQYAiABKAMiPQoTRGVhZExldHRlcnNSZXNwb25zZRImCgdyZWFzb25zGAEgAygLMhUuc3RpbnQudjEuUmVhc29uQ291bnQipAEKB1dlYmhvb2sSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBnNlY3JldBgDIAEoCRITCgtldmVudF90eXBlcxgEIAMoCRIOCgZxdWV1ZXMYBSADKAkSDQoFa2luZHMYBiADKAkSDAoEcnVucxgHIAMoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI3ChFBZGRXZWJob29rUmVxdWVzdBIiCgd3ZWJob29rGAEgASgLMhEuc3RpbnQudjEuV2ViaG9vayI4ChJBZGRXZWJob29rUmVzcG9uc2USIgoHd2ViaG9vaxgBIAEoCzIRLnN0aW50LnYxLldlYmhvb2siFQoTTGlzdFdlYmhvb2tzUmVxdWVzdCI7ChRMaXN0V2ViaG9va3NSZXNwb25zZRIjCgh3ZWJob29rcxgBIAMoCzIRLnN0aW50LnYxLldlYmhvb2siIgoUUmVtb3ZlV2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAkiFwoVUmVtb3ZlV2ViaG9va1Jlc3BvbnNlIiAKElRlc3RXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSI6ChNUZXN0V2ViaG9va1Jlc3BvbnNlEhMKC3N0YXR1c19jb2RlGAEgASgFEg4KBnN0YXR1cxgCIAEoCSL4AgoNT3V0Ym94TWVzc2FnZRIKCgJpZBgBIAEoAxISCgp3ZWJob29rX2lkGAIgASgJEhEKCWFnZ3JlZ2F0ZRgDIAEoCRIUCgxhZ2dyZWdhdGVfaWQYBCABKAkSEgoKZXZlbnRfdHlwZRgFIAEoCRInCgdwYXlsb2FkGAYgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEiQKBXN0YXRlGAcgASgOMhUuc3RpbnQudjEuT3V0Ym94U3RhdGUSEAoIYXR0ZW1wdHMYCCABKAUSMwoPbmV4dF9hdHRlbXB0X2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGRlbGl2ZXJlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXgoRTGlzdE91dGJveFJlcXVlc3QSJAoFc3RhdGUYASABKA4yFS5zdGludC52MS5PdXRib3hTdGF0ZRIQCghhZnRlcl9pZBgCIAEoAxIRCglwYWdlX3NpemUYAyABKAUiPwoSTGlzdE91dGJveFJlc3BvbnNlEikKCG1lc3NhZ2VzGAEgAygLMhcuc3RpbnQudjEuT3V0Ym94TWVzc2FnZSIhChNSZXBsYXlPdXRib3hSZXF1ZXN0EgoKAmlkGAEgASgDIkAKFFJlcGxheU91dGJveFJlc3BvbnNlEigKB21lc3NhZ2UYASABKAsyFy5zdGludC52MS5PdXRib3hNZXNzYWdlKk4KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg4KClJPTEVfQURNSU4QARIPCgtST0xFX0NMSUVOVBACEg8KC1JPTEVfV09SS0VSEAMqeAoLT3V0Ym94U3RhdGUSHAoYT1VUQk9YX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUT1VUQk9YX1NUQVRFX1BFTkRJTkcQARIaChZPVVRCT1hfU1RBVEVfREVMSVZFUkVEEAISFQoRT1VUQk9YX1NUQVRFX0RFQUQQAzLSBgoMQWRtaW5TZXJ2aWNlEkoKC0NyZWF0ZVRva2VuEhwuc3RpbnQudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0Gh0uc3RpbnQudjEuQ3JlYXRlVG9rZW5SZXNwb25zZRJHCgpMaXN0VG9rZW5zEhsuc3RpbnQudjEuTGlzdFRva2Vuc1JlcXVlc3QaHC5zdGludC52MS5MaXN0VG9rZW5zUmVzcG9uc2USSgoLUmV2b2tlVG9rZW4SHC5zdGludC52MS5SZXZva2VUb2tlblJlcXVlc3QaHS5zdGludC52MS5SZXZva2VUb2tlblJlc3BvbnNlEkcKClF1ZXVlRGVwdGgSGy5zdGludC52MS5RdWV1ZURlcHRoUmVxdWVzdBocLnN0aW50LnYxLlF1ZXVlRGVwdGhSZXNwb25zZRJKCgtEZWFkTGV0dGVycxIcLnN0aW50LnYxLkRlYWRMZXR0ZXJzUmVxdWVzdBodLnN0aW50LnYxLkRlYWRMZXR0ZXJzUmVzcG9uc2USRwoKQWRkV2ViaG9vaxIbLnN0aW50LnYxLkFkZFdlYmhvb2tSZXF1ZXN0Ghwuc3RpbnQudjEuQWRkV2ViaG9va1Jlc3BvbnNlEk0KDExpc3RXZWJob29rcxIdLnN0aW50LnYxLkxpc3RXZWJob29rc1JlcXVlc3QaHi5zdGludC52MS5MaXN0V2ViaG9va3NSZXNwb25zZRJQCg1SZW1vdmVXZWJob29rEh4uc3RpbnQudjEuUmVtb3ZlV2ViaG9va1JlcXVlc3QaHy5zdGludC52MS5SZW1vdmVXZWJob29rUmVzcG9uc2USSgoLVGVzdFdlYmhvb2sSHC5zdGludC52MS5UZXN0V2ViaG9va1JlcXVlc3QaHS5zdGludC52MS5UZXN0V2ViaG9va1Jlc3BvbnNlEkcKCkxpc3RPdXRib3gSGy5zdGludC52MS5MaXN0T3V0Ym94UmVxdWVzdBocLnN0aW50LnYxLkxpc3RPdXRib3hSZXNwb25zZRJNCgxSZXBsYXlPdXRib3gSHS5zdGludC52MS5SZXBsYXlPdXRib3hSZXF1ZXN0Gh4uc3RpbnQudjEuUmVwbGF5T3V0Ym94UmVzcG9uc2VCM1oxZ2l0aHViLmNvbS9zdGludC1kZXYvc3RpbnQvcHJvdG8vc3RpbnQvdjE7c3RpbnR2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_types]);
+  fileDesc("ChRzdGludC92MS9hZG1pbi5wcm90bxIIc3RpbnQudjEirwEKBVRva2VuEgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIcCgRyb2xlGAMgASgOMg4uc3RpbnQudjEuUm9sZRIMCgRuYW1lGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl4KEkNyZWF0ZVRva2VuUmVxdWVzdBIcCgRyb2xlGAEgASgOMg4uc3RpbnQudjEuUm9sZRIMCgRuYW1lGAIgASgJEg4KBnRlbmFudBgDIAEoCRIMCgRoYXNoGAQgASgJIkUKE0NyZWF0ZVRva2VuUmVzcG9uc2USHgoFdG9rZW4YASABKAsyDy5zdGludC52MS5Ub2tlbhIOCgZzZWNyZXQYAiABKAkiIwoRTGlzdFRva2Vuc1JlcXVlc3QSDgoGdGVuYW50GAEgASgJIjUKEkxpc3RUb2tlbnNSZXNwb25zZRIfCgZ0b2tlbnMYASADKAsyDy5zdGludC52MS5Ub2tlbiIgChJSZXZva2VUb2tlblJlcXVlc3QSCgoCaWQYASABKAkiNQoTUmV2b2tlVG9rZW5SZXNwb25zZRIeCgV0b2tlbhgBIAEoCzIPLnN0aW50LnYxLlRva2VuIhMKEVF1ZXVlRGVwdGhSZXF1ZXN0IlIKD1F1ZXVlU3RhdGVDb3VudBINCgVxdWV1ZRgBIAEoCRIhCgVzdGF0ZRgCIAEoDjISLnN0aW50LnYxLkpvYlN0YXRlEg0KBWNvdW50GAMgASgDIj8KElF1ZXVlRGVwdGhSZXNwb25zZRIpCgZjb3VudHMYASADKAsyGS5zdGludC52MS5RdWV1ZVN0YXRlQ291bnQiFAoSRGVhZExldHRlcnNSZXF1ZXN0IjEKC1JlYXNvbkNvdW50EhMKC3JlYXNvbl9jb2RlGAEgASgJEg0KBWNvdW50GAIgASgDIj0KE0RlYWRMZXR0ZXJzUmVzcG9uc2USJgoHcmVhc29ucxgBIAMoCzIVLnN0aW50LnYxLlJlYXNvbkNvdW50IqQBCgdXZWJob29rEgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZzZWNyZXQYAyABKAkSEwoLZXZlbnRfdHlwZXMYBCADKAkSDgoGcXVldWVzGAUgAygJEg0KBWtpbmRzGAYgAygJEgwKBHJ1bnMYByADKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNwoRQWRkV2ViaG9va1JlcXVlc3QSIgoHd2ViaG9vaxgBIAEoCzIRLnN0aW50LnYxLldlYmhvb2siOAoSQWRkV2ViaG9va1Jlc3BvbnNlEiIKB3dlYmhvb2sYASABKAsyES5zdGludC52MS5XZWJob29rIhUKE0xpc3RXZWJob29rc1JlcXVlc3QiOwoUTGlzdFdlYmhvb2tzUmVzcG9uc2USIwoId2ViaG9va3MYASADKAsyES5zdGludC52MS5XZWJob29rIiIKFFJlbW92ZVdlYmhvb2tSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFVJlbW92ZVdlYmhvb2tSZXNwb25zZSIgChJUZXN0V2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAkiOgoTVGVzdFdlYmhvb2tSZXNwb25zZRITCgtzdGF0dXNfY29kZRgBIAEoBRIOCgZzdGF0dXMYAiABKAki+AIKDU91dGJveE1lc3NhZ2USCgoCaWQYASABKAMSEgoKd2ViaG9va19pZBgCIAEoCRIRCglhZ2dyZWdhdGUYAyABKAkSFAoMYWdncmVnYXRlX2lkGAQgASgJEhIKCmV2ZW50X3R5cGUYBSABKAkSJwoHcGF5bG9hZBgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIkCgVzdGF0ZRgHIAEoDjIVLnN0aW50LnYxLk91dGJveFN0YXRlEhAKCGF0dGVtcHRzGAggASgFEjMKD25leHRfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKbGFzdF9lcnJvchgKIAEoCRIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxkZWxpdmVyZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl4KEUxpc3RPdXRib3hSZXF1ZXN0EiQKBXN0YXRlGAEgASgOMhUuc3RpbnQudjEuT3V0Ym94U3RhdGUSEAoIYWZ0ZXJfaWQYAiABKAMSEQoJcGFnZV9zaXplGAMgASgFIj8KEkxpc3RPdXRib3hSZXNwb25zZRIpCghtZXNzYWdlcxgBIAMoCzIXLnN0aW50LnYxLk91dGJveE1lc3NhZ2UiIQoTUmVwbGF5T3V0Ym94UmVxdWVzdBIKCgJpZBgBIAEoAyJAChRSZXBsYXlPdXRib3hSZXNwb25zZRIoCgdtZXNzYWdlGAEgASgLMhcuc3RpbnQudjEuT3V0Ym94TWVzc2FnZSLIAgoNUXVldWVTZXR0aW5ncxIMCgRuYW1lGAEgASgJEg4KBnBhdXNlZBgCIAEoCBITCgttYXhfcnVubmluZxgDIAEoBRISCgpyYXRlX2xpbWl0GAQgASgFEjAKDXJhdGVfaW50ZXJ2YWwYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFAoMZmFpcl90ZW5hbnRzGAYgASgIEjUKB3dlaWdodHMYByADKAsyJC5zdGludC52MS5RdWV1ZVNldHRpbmdzLldlaWdodHNFbnRyeRIRCglrZXlfbGltaXQYCCABKAUSLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLgoMV2VpZ2h0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEi5gEKCVF1ZXVlSW5mbxIpCghzZXR0aW5ncxgBIAEoCzIXLnN0aW50LnYxLlF1ZXVlU2V0dGluZ3MSKwoEam9icxgCIAMoCzIdLnN0aW50LnYxLlF1ZXVlSW5mby5Kb2JzRW50cnkSDwoHcnVubmluZxgDIAEoAxIxCg5vbGRlc3Rfd2FpdGluZxgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCgh1bnNlcnZlZBgFIAMoCRorCglKb2JzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ASITChFMaXN0UXVldWVzUmVxdWVzdCI5ChJMaXN0UXVldWVzUmVzcG9uc2USIwoGcXVldWVzGAEgAygLMhMuc3RpbnQudjEuUXVldWVJbmZvIjEKEVBhdXNlUXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGcGF1c2VkGAIgASgIIjwKElBhdXNlUXVldWVSZXNwb25zZRImCgVxdWV1ZRgBIAEoCzIXLnN0aW50LnYxLlF1ZXVlU2V0dGluZ3Mi9wIKEUxpbWl0UXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkSGAoLbWF4X3J1bm5pbmcYAiABKAVIAIgBARIXCgpyYXRlX2xpbWl0GAMgASgFSAGIAQESMAoNcmF0ZV9pbnRlcnZhbBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIZCgxmYWlyX3RlbmFudHMYBSABKAhIAogBARIWCglrZXlfbGltaXQYBiABKAVIA4gBARITCgtzZXRfd2VpZ2h0cxgHIAEoCBI5Cgd3ZWlnaHRzGAggAygLMiguc3RpbnQudjEuTGltaXRRdWV1ZVJlcXVlc3QuV2VpZ2h0c0VudHJ5Gi4KDFdlaWdodHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBQg4KDF9tYXhfcnVubmluZ0INCgtfcmF0ZV9saW1pdEIPCg1fZmFpcl90ZW5hbnRzQgwKCl9rZXlfbGltaXQiPAoSTGltaXRRdWV1ZVJlc3BvbnNlEiYKBXF1ZXVlGAEgASgLMhcuc3RpbnQudjEuUXVldWVTZXR0aW5ncyKSAwoIU2NoZWR1bGUSDAoEbmFtZRgBIAEoCRIMCgRleHByGAIgASgJEhEKCXRpbWVfem9uZRgDIAEoCRIOCgZtaXNzZWQYBCABKAkSDAoEa2luZBgFIAEoCRINCgVxdWV1ZRgGIAEoCRIOCgZ0ZW5hbnQYByABKAkSEAoIcHJpb3JpdHkYCCABKAUSJwoHcGF5bG9hZBgJIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSKgoHdGltZW91dBgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZwYXVzZWQYDCABKAgSLQoJbGFzdF90aWNrGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI6ChJQdXRTY2hlZHVsZVJlcXVlc3QSJAoIc2NoZWR1bGUYASABKAsyEi5zdGludC52MS5TY2hlZHVsZSI7ChNQdXRTY2hlZHVsZVJlc3BvbnNlEiQKCHNjaGVkdWxlGAEgASgLMhIuc3RpbnQudjEuU2NoZWR1bGUiFgoUTGlzdFNjaGVkdWxlc1JlcXVlc3QiPgoVTGlzdFNjaGVkdWxlc1Jlc3BvbnNlEiUKCXNjaGVkdWxlcxgBIAMoCzISLnN0aW50LnYxLlNjaGVkdWxlIiUKFURlbGV0ZVNjaGVkdWxlUmVxdWVzdBIMCgRuYW1lGAEgASgJIhgKFkRlbGV0ZVNjaGVkdWxlUmVzcG9uc2UiNAoUUGF1c2VTY2hlZHVsZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZwYXVzZWQYAiABKAgiPQoVUGF1c2VTY2hlZHVsZVJlc3BvbnNlEiQKCHNjaGVkdWxlGAEgASgLMhIuc3RpbnQudjEuU2NoZWR1bGUqTgoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9BRE1JThABEg8KC1JPTEVfQ0xJRU5UEAISDwoLUk9MRV9XT1JLRVIQAyp4CgtPdXRib3hTdGF0ZRIcChhPVVRCT1hfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRPVVRCT1hfU1RBVEVfUEVORElORxABEhoKFk9VVEJPWF9TVEFURV9ERUxJVkVSRUQQAhIVChFPVVRCT1hfU1RBVEVfREVBRBADMvIKCgxBZG1pblNlcnZpY2USSgoLQ3JlYXRlVG9rZW4SHC5zdGludC52MS5DcmVhdGVUb2tlblJlcXVlc3QaHS5zdGludC52MS5DcmVhdGVUb2tlblJlc3BvbnNlEkcKCkxpc3RUb2tlbnMSGy5zdGludC52MS5MaXN0VG9rZW5zUmVxdWVzdBocLnN0aW50LnYxLkxpc3RUb2tlbnNSZXNwb25zZRJKCgtSZXZva2VUb2tlbhIcLnN0aW50LnYxLlJldm9rZVRva2VuUmVxdWVzdBodLnN0aW50LnYxLlJldm9rZVRva2VuUmVzcG9uc2USRwoKUXVldWVEZXB0aBIbLnN0aW50LnYxLlF1ZXVlRGVwdGhSZXF1ZXN0Ghwuc3RpbnQudjEuUXVldWVEZXB0aFJlc3BvbnNlEkoKC0RlYWRMZXR0ZXJzEhwuc3RpbnQudjEuRGVhZExldHRlcnNSZXF1ZXN0Gh0uc3RpbnQudjEuRGVhZExldHRlcnNSZXNwb25zZRJHCgpBZGRXZWJob29rEhsuc3RpbnQudjEuQWRkV2ViaG9va1JlcXVlc3QaHC5zdGludC52MS5BZGRXZWJob29rUmVzcG9uc2USTQoMTGlzdFdlYmhvb2tzEh0uc3RpbnQudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBoeLnN0aW50LnYxLkxpc3RXZWJob29rc1Jlc3BvbnNlElAKDVJlbW92ZVdlYmhvb2sSHi5zdGludC52MS5SZW1vdmVXZWJob29rUmVxdWVzdBofLnN0aW50LnYxLlJlbW92ZVdlYmhvb2tSZXNwb25zZRJKCgtUZXN0V2ViaG9vaxIcLnN0aW50LnYxLlRlc3RXZWJob29rUmVxdWVzdBodLnN0aW50LnYxLlRlc3RXZWJob29rUmVzcG9uc2USRwoKTGlzdE91dGJveBIbLnN0aW50LnYxLkxpc3RPdXRib3hSZXF1ZXN0Ghwuc3RpbnQudjEuTGlzdE91dGJveFJlc3BvbnNlEk0KDFJlcGxheU91dGJveBIdLnN0aW50LnYxLlJlcGxheU91dGJveFJlcXVlc3QaHi5zdGludC52MS5SZXBsYXlPdXRib3hSZXNwb25zZRJHCgpMaXN0UXVldWVzEhsuc3RpbnQudjEuTGlzdFF1ZXVlc1JlcXVlc3QaHC5zdGludC52MS5MaXN0UXVldWVzUmVzcG9uc2USRwoKUGF1c2VRdWV1ZRIbLnN0aW50LnYxLlBhdXNlUXVldWVSZXF1ZXN0Ghwuc3RpbnQudjEuUGF1c2VRdWV1ZVJlc3BvbnNlEkcKCkxpbWl0UXVldWUSGy5zdGludC52MS5MaW1pdFF1ZXVlUmVxdWVzdBocLnN0aW50LnYxLkxpbWl0UXVldWVSZXNwb25zZRJKCgtQdXRTY2hlZHVsZRIcLnN0aW50LnYxLlB1dFNjaGVkdWxlUmVxdWVzdBodLnN0aW50LnYxLlB1dFNjaGVkdWxlUmVzcG9uc2USUAoNTGlzdFNjaGVkdWxlcxIeLnN0aW50LnYxLkxpc3RTY2hlZHVsZXNSZXF1ZXN0Gh8uc3RpbnQudjEuTGlzdFNjaGVkdWxlc1Jlc3BvbnNlElMKDkRlbGV0ZVNjaGVkdWxlEh8uc3RpbnQudjEuRGVsZXRlU2NoZWR1bGVSZXF1ZXN0GiAuc3RpbnQudjEuRGVsZXRlU2NoZWR1bGVSZXNwb25zZRJQCg1QYXVzZVNjaGVkdWxlEh4uc3RpbnQudjEuUGF1c2VTY2hlZHVsZVJlcXVlc3QaHy5zdGludC52MS5QYXVzZVNjaGVkdWxlUmVzcG9uc2VCM1oxZ2l0aHViLmNvbS9zdGludC1kZXYvc3RpbnQvcHJvdG8vc3RpbnQvdjE7c3RpbnR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_types]);
 
 /**
  * Token describes a token; its secret is never stored or shown again.
@@ -110,6 +110,23 @@ export type CreateTokenRequest = Message<"stint.v1.CreateTokenRequest"> & {
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * tenant is the token's tenant; empty means the caller's. Only admins of
+   * the default tenant may name another.
+   *
+   * @generated from field: string tenant = 3;
+   */
+  tenant: string;
+
+  /**
+   * hash, when set, is the hex sha256 of a secret the caller made (with the
+   * stint_ prefix and 256 random bits), so the secret never crosses the
+   * network; the response's secret is then empty.
+   *
+   * @generated from field: string hash = 4;
+   */
+  hash: string;
 };
 
 /**
@@ -125,6 +142,23 @@ export type CreateTokenRequestJson = {
    * @generated from field: string name = 2;
    */
   name?: string;
+
+  /**
+   * tenant is the token's tenant; empty means the caller's. Only admins of
+   * the default tenant may name another.
+   *
+   * @generated from field: string tenant = 3;
+   */
+  tenant?: string;
+
+  /**
+   * hash, when set, is the hex sha256 of a secret the caller made (with the
+   * stint_ prefix and 256 random bits), so the secret never crosses the
+   * network; the response's secret is then empty.
+   *
+   * @generated from field: string hash = 4;
+   */
+  hash?: string;
 };
 
 /**
@@ -179,12 +213,26 @@ export const CreateTokenResponseSchema: GenMessage<CreateTokenResponse, {jsonTyp
  * @generated from message stint.v1.ListTokensRequest
  */
 export type ListTokensRequest = Message<"stint.v1.ListTokensRequest"> & {
+  /**
+   * tenant selects one tenant's tokens. Admins of the default tenant see
+   * every tenant's (all when empty); other admins only their own.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
 };
 
 /**
  * @generated from message stint.v1.ListTokensRequest
  */
 export type ListTokensRequestJson = {
+  /**
+   * tenant selects one tenant's tokens. Admins of the default tenant see
+   * every tenant's (all when empty); other admins only their own.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant?: string;
 };
 
 /**
@@ -1076,6 +1124,853 @@ export const ReplayOutboxResponseSchema: GenMessage<ReplayOutboxResponse, {jsonT
   messageDesc(file_stint_v1_admin, 26);
 
 /**
+ * QueueSettings are the cluster-wide controls of one queue.
+ *
+ * @generated from message stint.v1.QueueSettings
+ */
+export type QueueSettings = Message<"stint.v1.QueueSettings"> & {
+  /**
+   * name is the queue, or "kind:K" for the rate limit of kind K.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused: boolean;
+
+  /**
+   * max_running is the most jobs claimed or running at once; 0: no limit.
+   *
+   * @generated from field: int32 max_running = 3;
+   */
+  maxRunning: number;
+
+  /**
+   * rate_limit is the most jobs started per rate_interval; 0: no limit.
+   *
+   * @generated from field: int32 rate_limit = 4;
+   */
+  rateLimit: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration rate_interval = 5;
+   */
+  rateInterval?: Duration | undefined;
+
+  /**
+   * @generated from field: bool fair_tenants = 6;
+   */
+  fairTenants: boolean;
+
+  /**
+   * @generated from field: map<string, int32> weights = 7;
+   */
+  weights: { [key: string]: number };
+
+  /**
+   * key_limit is the most jobs per concurrency key at once; 0: no limit.
+   *
+   * @generated from field: int32 key_limit = 8;
+   */
+  keyLimit: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * QueueSettings are the cluster-wide controls of one queue.
+ *
+ * @generated from message stint.v1.QueueSettings
+ */
+export type QueueSettingsJson = {
+  /**
+   * name is the queue, or "kind:K" for the rate limit of kind K.
+   *
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused?: boolean;
+
+  /**
+   * max_running is the most jobs claimed or running at once; 0: no limit.
+   *
+   * @generated from field: int32 max_running = 3;
+   */
+  maxRunning?: number;
+
+  /**
+   * rate_limit is the most jobs started per rate_interval; 0: no limit.
+   *
+   * @generated from field: int32 rate_limit = 4;
+   */
+  rateLimit?: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration rate_interval = 5;
+   */
+  rateInterval?: DurationJson;
+
+  /**
+   * @generated from field: bool fair_tenants = 6;
+   */
+  fairTenants?: boolean;
+
+  /**
+   * @generated from field: map<string, int32> weights = 7;
+   */
+  weights?: { [key: string]: number };
+
+  /**
+   * key_limit is the most jobs per concurrency key at once; 0: no limit.
+   *
+   * @generated from field: int32 key_limit = 8;
+   */
+  keyLimit?: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: TimestampJson;
+};
+
+/**
+ * Describes the message stint.v1.QueueSettings.
+ * Use `create(QueueSettingsSchema)` to create a new message.
+ */
+export const QueueSettingsSchema: GenMessage<QueueSettings, {jsonType: QueueSettingsJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 27);
+
+/**
+ * QueueInfo is a queue's settings and what waits in it.
+ *
+ * @generated from message stint.v1.QueueInfo
+ */
+export type QueueInfo = Message<"stint.v1.QueueInfo"> & {
+  /**
+   * @generated from field: stint.v1.QueueSettings settings = 1;
+   */
+  settings?: QueueSettings | undefined;
+
+  /**
+   * jobs counts the queue's jobs by state name (queued, running, ...).
+   *
+   * @generated from field: map<string, int64> jobs = 2;
+   */
+  jobs: { [key: string]: bigint };
+
+  /**
+   * running counts the leased jobs: claimed, running, cancel_requested.
+   *
+   * @generated from field: int64 running = 3;
+   */
+  running: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Duration oldest_waiting = 4;
+   */
+  oldestWaiting?: Duration | undefined;
+
+  /**
+   * unserved are kinds with queued jobs no live worker claims.
+   *
+   * @generated from field: repeated string unserved = 5;
+   */
+  unserved: string[];
+};
+
+/**
+ * QueueInfo is a queue's settings and what waits in it.
+ *
+ * @generated from message stint.v1.QueueInfo
+ */
+export type QueueInfoJson = {
+  /**
+   * @generated from field: stint.v1.QueueSettings settings = 1;
+   */
+  settings?: QueueSettingsJson;
+
+  /**
+   * jobs counts the queue's jobs by state name (queued, running, ...).
+   *
+   * @generated from field: map<string, int64> jobs = 2;
+   */
+  jobs?: { [key: string]: string };
+
+  /**
+   * running counts the leased jobs: claimed, running, cancel_requested.
+   *
+   * @generated from field: int64 running = 3;
+   */
+  running?: string;
+
+  /**
+   * @generated from field: google.protobuf.Duration oldest_waiting = 4;
+   */
+  oldestWaiting?: DurationJson;
+
+  /**
+   * unserved are kinds with queued jobs no live worker claims.
+   *
+   * @generated from field: repeated string unserved = 5;
+   */
+  unserved?: string[];
+};
+
+/**
+ * Describes the message stint.v1.QueueInfo.
+ * Use `create(QueueInfoSchema)` to create a new message.
+ */
+export const QueueInfoSchema: GenMessage<QueueInfo, {jsonType: QueueInfoJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 28);
+
+/**
+ * @generated from message stint.v1.ListQueuesRequest
+ */
+export type ListQueuesRequest = Message<"stint.v1.ListQueuesRequest"> & {
+};
+
+/**
+ * @generated from message stint.v1.ListQueuesRequest
+ */
+export type ListQueuesRequestJson = {
+};
+
+/**
+ * Describes the message stint.v1.ListQueuesRequest.
+ * Use `create(ListQueuesRequestSchema)` to create a new message.
+ */
+export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest, {jsonType: ListQueuesRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 29);
+
+/**
+ * @generated from message stint.v1.ListQueuesResponse
+ */
+export type ListQueuesResponse = Message<"stint.v1.ListQueuesResponse"> & {
+  /**
+   * @generated from field: repeated stint.v1.QueueInfo queues = 1;
+   */
+  queues: QueueInfo[];
+};
+
+/**
+ * @generated from message stint.v1.ListQueuesResponse
+ */
+export type ListQueuesResponseJson = {
+  /**
+   * @generated from field: repeated stint.v1.QueueInfo queues = 1;
+   */
+  queues?: QueueInfoJson[];
+};
+
+/**
+ * Describes the message stint.v1.ListQueuesResponse.
+ * Use `create(ListQueuesResponseSchema)` to create a new message.
+ */
+export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse, {jsonType: ListQueuesResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 30);
+
+/**
+ * @generated from message stint.v1.PauseQueueRequest
+ */
+export type PauseQueueRequest = Message<"stint.v1.PauseQueueRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused: boolean;
+};
+
+/**
+ * @generated from message stint.v1.PauseQueueRequest
+ */
+export type PauseQueueRequestJson = {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused?: boolean;
+};
+
+/**
+ * Describes the message stint.v1.PauseQueueRequest.
+ * Use `create(PauseQueueRequestSchema)` to create a new message.
+ */
+export const PauseQueueRequestSchema: GenMessage<PauseQueueRequest, {jsonType: PauseQueueRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 31);
+
+/**
+ * @generated from message stint.v1.PauseQueueResponse
+ */
+export type PauseQueueResponse = Message<"stint.v1.PauseQueueResponse"> & {
+  /**
+   * @generated from field: stint.v1.QueueSettings queue = 1;
+   */
+  queue?: QueueSettings | undefined;
+};
+
+/**
+ * @generated from message stint.v1.PauseQueueResponse
+ */
+export type PauseQueueResponseJson = {
+  /**
+   * @generated from field: stint.v1.QueueSettings queue = 1;
+   */
+  queue?: QueueSettingsJson;
+};
+
+/**
+ * Describes the message stint.v1.PauseQueueResponse.
+ * Use `create(PauseQueueResponseSchema)` to create a new message.
+ */
+export const PauseQueueResponseSchema: GenMessage<PauseQueueResponse, {jsonType: PauseQueueResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 32);
+
+/**
+ * LimitQueueRequest changes the limits it sets; an unset field is kept.
+ *
+ * @generated from message stint.v1.LimitQueueRequest
+ */
+export type LimitQueueRequest = Message<"stint.v1.LimitQueueRequest"> & {
+  /**
+   * name is the queue, or "kind:K" for kind K (rate only).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional int32 max_running = 2;
+   */
+  maxRunning?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 rate_limit = 3;
+   */
+  rateLimit?: number | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration rate_interval = 4;
+   */
+  rateInterval?: Duration | undefined;
+
+  /**
+   * @generated from field: optional bool fair_tenants = 5;
+   */
+  fairTenants?: boolean | undefined;
+
+  /**
+   * @generated from field: optional int32 key_limit = 6;
+   */
+  keyLimit?: number | undefined;
+
+  /**
+   * set_weights replaces the tenants' weights with weights.
+   *
+   * @generated from field: bool set_weights = 7;
+   */
+  setWeights: boolean;
+
+  /**
+   * @generated from field: map<string, int32> weights = 8;
+   */
+  weights: { [key: string]: number };
+};
+
+/**
+ * LimitQueueRequest changes the limits it sets; an unset field is kept.
+ *
+ * @generated from message stint.v1.LimitQueueRequest
+ */
+export type LimitQueueRequestJson = {
+  /**
+   * name is the queue, or "kind:K" for kind K (rate only).
+   *
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: optional int32 max_running = 2;
+   */
+  maxRunning?: number;
+
+  /**
+   * @generated from field: optional int32 rate_limit = 3;
+   */
+  rateLimit?: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration rate_interval = 4;
+   */
+  rateInterval?: DurationJson;
+
+  /**
+   * @generated from field: optional bool fair_tenants = 5;
+   */
+  fairTenants?: boolean;
+
+  /**
+   * @generated from field: optional int32 key_limit = 6;
+   */
+  keyLimit?: number;
+
+  /**
+   * set_weights replaces the tenants' weights with weights.
+   *
+   * @generated from field: bool set_weights = 7;
+   */
+  setWeights?: boolean;
+
+  /**
+   * @generated from field: map<string, int32> weights = 8;
+   */
+  weights?: { [key: string]: number };
+};
+
+/**
+ * Describes the message stint.v1.LimitQueueRequest.
+ * Use `create(LimitQueueRequestSchema)` to create a new message.
+ */
+export const LimitQueueRequestSchema: GenMessage<LimitQueueRequest, {jsonType: LimitQueueRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 33);
+
+/**
+ * @generated from message stint.v1.LimitQueueResponse
+ */
+export type LimitQueueResponse = Message<"stint.v1.LimitQueueResponse"> & {
+  /**
+   * @generated from field: stint.v1.QueueSettings queue = 1;
+   */
+  queue?: QueueSettings | undefined;
+};
+
+/**
+ * @generated from message stint.v1.LimitQueueResponse
+ */
+export type LimitQueueResponseJson = {
+  /**
+   * @generated from field: stint.v1.QueueSettings queue = 1;
+   */
+  queue?: QueueSettingsJson;
+};
+
+/**
+ * Describes the message stint.v1.LimitQueueResponse.
+ * Use `create(LimitQueueResponseSchema)` to create a new message.
+ */
+export const LimitQueueResponseSchema: GenMessage<LimitQueueResponse, {jsonType: LimitQueueResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 34);
+
+/**
+ * Schedule is a periodic job: at every tick of expr, read in time_zone,
+ * the job it describes is enqueued once across every node.
+ *
+ * @generated from message stint.v1.Schedule
+ */
+export type Schedule = Message<"stint.v1.Schedule"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string expr = 2;
+   */
+  expr: string;
+
+  /**
+   * @generated from field: string time_zone = 3;
+   */
+  timeZone: string;
+
+  /**
+   * missed is "latest" (the default) or "all".
+   *
+   * @generated from field: string missed = 4;
+   */
+  missed: string;
+
+  /**
+   * @generated from field: string kind = 5;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string queue = 6;
+   */
+  queue: string;
+
+  /**
+   * @generated from field: string tenant = 7;
+   */
+  tenant: string;
+
+  /**
+   * @generated from field: int32 priority = 8;
+   */
+  priority: number;
+
+  /**
+   * @generated from field: google.protobuf.Value payload = 9;
+   */
+  payload?: Value | undefined;
+
+  /**
+   * @generated from field: int32 max_attempts = 10;
+   */
+  maxAttempts: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration timeout = 11;
+   */
+  timeout?: Duration | undefined;
+
+  /**
+   * @generated from field: bool paused = 12;
+   */
+  paused: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_tick = 13;
+   */
+  lastTick?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 14;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 15;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Schedule is a periodic job: at every tick of expr, read in time_zone,
+ * the job it describes is enqueued once across every node.
+ *
+ * @generated from message stint.v1.Schedule
+ */
+export type ScheduleJson = {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: string expr = 2;
+   */
+  expr?: string;
+
+  /**
+   * @generated from field: string time_zone = 3;
+   */
+  timeZone?: string;
+
+  /**
+   * missed is "latest" (the default) or "all".
+   *
+   * @generated from field: string missed = 4;
+   */
+  missed?: string;
+
+  /**
+   * @generated from field: string kind = 5;
+   */
+  kind?: string;
+
+  /**
+   * @generated from field: string queue = 6;
+   */
+  queue?: string;
+
+  /**
+   * @generated from field: string tenant = 7;
+   */
+  tenant?: string;
+
+  /**
+   * @generated from field: int32 priority = 8;
+   */
+  priority?: number;
+
+  /**
+   * @generated from field: google.protobuf.Value payload = 9;
+   */
+  payload?: ValueJson;
+
+  /**
+   * @generated from field: int32 max_attempts = 10;
+   */
+  maxAttempts?: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration timeout = 11;
+   */
+  timeout?: DurationJson;
+
+  /**
+   * @generated from field: bool paused = 12;
+   */
+  paused?: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_tick = 13;
+   */
+  lastTick?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 14;
+   */
+  createdAt?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 15;
+   */
+  updatedAt?: TimestampJson;
+};
+
+/**
+ * Describes the message stint.v1.Schedule.
+ * Use `create(ScheduleSchema)` to create a new message.
+ */
+export const ScheduleSchema: GenMessage<Schedule, {jsonType: ScheduleJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 35);
+
+/**
+ * @generated from message stint.v1.PutScheduleRequest
+ */
+export type PutScheduleRequest = Message<"stint.v1.PutScheduleRequest"> & {
+  /**
+   * schedule's last_tick, created_at and updated_at are set by the server.
+   *
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * @generated from message stint.v1.PutScheduleRequest
+ */
+export type PutScheduleRequestJson = {
+  /**
+   * schedule's last_tick, created_at and updated_at are set by the server.
+   *
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: ScheduleJson;
+};
+
+/**
+ * Describes the message stint.v1.PutScheduleRequest.
+ * Use `create(PutScheduleRequestSchema)` to create a new message.
+ */
+export const PutScheduleRequestSchema: GenMessage<PutScheduleRequest, {jsonType: PutScheduleRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 36);
+
+/**
+ * @generated from message stint.v1.PutScheduleResponse
+ */
+export type PutScheduleResponse = Message<"stint.v1.PutScheduleResponse"> & {
+  /**
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * @generated from message stint.v1.PutScheduleResponse
+ */
+export type PutScheduleResponseJson = {
+  /**
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: ScheduleJson;
+};
+
+/**
+ * Describes the message stint.v1.PutScheduleResponse.
+ * Use `create(PutScheduleResponseSchema)` to create a new message.
+ */
+export const PutScheduleResponseSchema: GenMessage<PutScheduleResponse, {jsonType: PutScheduleResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 37);
+
+/**
+ * @generated from message stint.v1.ListSchedulesRequest
+ */
+export type ListSchedulesRequest = Message<"stint.v1.ListSchedulesRequest"> & {
+};
+
+/**
+ * @generated from message stint.v1.ListSchedulesRequest
+ */
+export type ListSchedulesRequestJson = {
+};
+
+/**
+ * Describes the message stint.v1.ListSchedulesRequest.
+ * Use `create(ListSchedulesRequestSchema)` to create a new message.
+ */
+export const ListSchedulesRequestSchema: GenMessage<ListSchedulesRequest, {jsonType: ListSchedulesRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 38);
+
+/**
+ * @generated from message stint.v1.ListSchedulesResponse
+ */
+export type ListSchedulesResponse = Message<"stint.v1.ListSchedulesResponse"> & {
+  /**
+   * @generated from field: repeated stint.v1.Schedule schedules = 1;
+   */
+  schedules: Schedule[];
+};
+
+/**
+ * @generated from message stint.v1.ListSchedulesResponse
+ */
+export type ListSchedulesResponseJson = {
+  /**
+   * @generated from field: repeated stint.v1.Schedule schedules = 1;
+   */
+  schedules?: ScheduleJson[];
+};
+
+/**
+ * Describes the message stint.v1.ListSchedulesResponse.
+ * Use `create(ListSchedulesResponseSchema)` to create a new message.
+ */
+export const ListSchedulesResponseSchema: GenMessage<ListSchedulesResponse, {jsonType: ListSchedulesResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 39);
+
+/**
+ * @generated from message stint.v1.DeleteScheduleRequest
+ */
+export type DeleteScheduleRequest = Message<"stint.v1.DeleteScheduleRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * @generated from message stint.v1.DeleteScheduleRequest
+ */
+export type DeleteScheduleRequestJson = {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+};
+
+/**
+ * Describes the message stint.v1.DeleteScheduleRequest.
+ * Use `create(DeleteScheduleRequestSchema)` to create a new message.
+ */
+export const DeleteScheduleRequestSchema: GenMessage<DeleteScheduleRequest, {jsonType: DeleteScheduleRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 40);
+
+/**
+ * @generated from message stint.v1.DeleteScheduleResponse
+ */
+export type DeleteScheduleResponse = Message<"stint.v1.DeleteScheduleResponse"> & {
+};
+
+/**
+ * @generated from message stint.v1.DeleteScheduleResponse
+ */
+export type DeleteScheduleResponseJson = {
+};
+
+/**
+ * Describes the message stint.v1.DeleteScheduleResponse.
+ * Use `create(DeleteScheduleResponseSchema)` to create a new message.
+ */
+export const DeleteScheduleResponseSchema: GenMessage<DeleteScheduleResponse, {jsonType: DeleteScheduleResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 41);
+
+/**
+ * @generated from message stint.v1.PauseScheduleRequest
+ */
+export type PauseScheduleRequest = Message<"stint.v1.PauseScheduleRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused: boolean;
+};
+
+/**
+ * @generated from message stint.v1.PauseScheduleRequest
+ */
+export type PauseScheduleRequestJson = {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name?: string;
+
+  /**
+   * @generated from field: bool paused = 2;
+   */
+  paused?: boolean;
+};
+
+/**
+ * Describes the message stint.v1.PauseScheduleRequest.
+ * Use `create(PauseScheduleRequestSchema)` to create a new message.
+ */
+export const PauseScheduleRequestSchema: GenMessage<PauseScheduleRequest, {jsonType: PauseScheduleRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 42);
+
+/**
+ * @generated from message stint.v1.PauseScheduleResponse
+ */
+export type PauseScheduleResponse = Message<"stint.v1.PauseScheduleResponse"> & {
+  /**
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: Schedule | undefined;
+};
+
+/**
+ * @generated from message stint.v1.PauseScheduleResponse
+ */
+export type PauseScheduleResponseJson = {
+  /**
+   * @generated from field: stint.v1.Schedule schedule = 1;
+   */
+  schedule?: ScheduleJson;
+};
+
+/**
+ * Describes the message stint.v1.PauseScheduleResponse.
+ * Use `create(PauseScheduleResponseSchema)` to create a new message.
+ */
+export const PauseScheduleResponseSchema: GenMessage<PauseScheduleResponse, {jsonType: PauseScheduleResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_admin, 43);
+
+/**
  * Role is what a token may do.
  *
  * @generated from enum stint.v1.Role
@@ -1270,6 +2165,72 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ReplayOutboxRequestSchema;
     output: typeof ReplayOutboxResponseSchema;
+  },
+  /**
+   * ListQueues describes the tenant's queues that have jobs or settings.
+   *
+   * @generated from rpc stint.v1.AdminService.ListQueues
+   */
+  listQueues: {
+    methodKind: "unary";
+    input: typeof ListQueuesRequestSchema;
+    output: typeof ListQueuesResponseSchema;
+  },
+  /**
+   * PauseQueue pauses or resumes a queue on every node.
+   *
+   * @generated from rpc stint.v1.AdminService.PauseQueue
+   */
+  pauseQueue: {
+    methodKind: "unary";
+    input: typeof PauseQueueRequestSchema;
+    output: typeof PauseQueueResponseSchema;
+  },
+  /**
+   * LimitQueue changes a queue's limits (or a kind's rate limit).
+   *
+   * @generated from rpc stint.v1.AdminService.LimitQueue
+   */
+  limitQueue: {
+    methodKind: "unary";
+    input: typeof LimitQueueRequestSchema;
+    output: typeof LimitQueueResponseSchema;
+  },
+  /**
+   * PutSchedule creates or redefines a schedule (its last tick is kept).
+   *
+   * @generated from rpc stint.v1.AdminService.PutSchedule
+   */
+  putSchedule: {
+    methodKind: "unary";
+    input: typeof PutScheduleRequestSchema;
+    output: typeof PutScheduleResponseSchema;
+  },
+  /**
+   * @generated from rpc stint.v1.AdminService.ListSchedules
+   */
+  listSchedules: {
+    methodKind: "unary";
+    input: typeof ListSchedulesRequestSchema;
+    output: typeof ListSchedulesResponseSchema;
+  },
+  /**
+   * @generated from rpc stint.v1.AdminService.DeleteSchedule
+   */
+  deleteSchedule: {
+    methodKind: "unary";
+    input: typeof DeleteScheduleRequestSchema;
+    output: typeof DeleteScheduleResponseSchema;
+  },
+  /**
+   * PauseSchedule pauses or resumes a schedule.
+   *
+   * @generated from rpc stint.v1.AdminService.PauseSchedule
+   */
+  pauseSchedule: {
+    methodKind: "unary";
+    input: typeof PauseScheduleRequestSchema;
+    output: typeof PauseScheduleResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_stint_v1_admin, 0);

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/worker.proto.
  */
 export const file_stint_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIhAKDk5vdGljZXNSZXF1ZXN0IjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldzLsBgoNV29ya2VyU2VydmljZRI4CgVDbGFpbRIWLnN0aW50LnYxLkNsYWltUmVxdWVzdBoXLnN0aW50LnYxLkNsYWltUmVzcG9uc2USOAoFU3RhcnQSFi5zdGludC52MS5TdGFydFJlcXVlc3QaFy5zdGludC52MS5TdGFydFJlc3BvbnNlEkQKCUhlYXJ0YmVhdBIaLnN0aW50LnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5zdGludC52MS5IZWFydGJlYXRSZXNwb25zZRJHCgpDaGVja3BvaW50Ehsuc3RpbnQudjEuQ2hlY2twb2ludFJlcXVlc3QaHC5zdGludC52MS5DaGVja3BvaW50UmVzcG9uc2USQQoIQ29tcGxldGUSGS5zdGludC52MS5Db21wbGV0ZVJlcXVlc3QaGi5zdGludC52MS5Db21wbGV0ZVJlc3BvbnNlEk0KDENvbXBsZXRlTWFueRIdLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlcXVlc3QaHi5zdGludC52MS5Db21wbGV0ZU1hbnlSZXNwb25zZRI1CgRGYWlsEhUuc3RpbnQudjEuRmFpbFJlcXVlc3QaFi5zdGludC52MS5GYWlsUmVzcG9uc2USNQoESGFsdBIVLnN0aW50LnYxLkhhbHRSZXF1ZXN0GhYuc3RpbnQudjEuSGFsdFJlc3BvbnNlEkQKCUFja0NhbmNlbBIaLnN0aW50LnYxLkFja0NhbmNlbFJlcXVlc3QaGy5zdGludC52MS5BY2tDYW5jZWxSZXNwb25zZRI+CgdSZWxlYXNlEhguc3RpbnQudjEuUmVsZWFzZVJlcXVlc3QaGS5zdGludC52MS5SZWxlYXNlUmVzcG9uc2USRwoKRGVhZExldHRlchIbLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXF1ZXN0Ghwuc3RpbnQudjEuRGVhZExldHRlclJlc3BvbnNlEkAKB05vdGljZXMSGC5zdGludC52MS5Ob3RpY2VzUmVxdWVzdBoZLnN0aW50LnYxLk5vdGljZXNSZXNwb25zZTABEkcKCkFkZFJ1bkpvYnMSGy5zdGludC52MS5BZGRSdW5Kb2JzUmVxdWVzdBocLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXNwb25zZUIzWjFnaXRodWIuY29tL3N0aW50LWRldi9zdGludC9wcm90by9zdGludC92MTtzdGludHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_types]);
+  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0Mr4HCg1Xb3JrZXJTZXJ2aWNlEjgKBUNsYWltEhYuc3RpbnQudjEuQ2xhaW1SZXF1ZXN0Ghcuc3RpbnQudjEuQ2xhaW1SZXNwb25zZRI4CgVTdGFydBIWLnN0aW50LnYxLlN0YXJ0UmVxdWVzdBoXLnN0aW50LnYxLlN0YXJ0UmVzcG9uc2USRAoJSGVhcnRiZWF0Ehouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdBobLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEkcKCkNoZWNrcG9pbnQSGy5zdGludC52MS5DaGVja3BvaW50UmVxdWVzdBocLnN0aW50LnYxLkNoZWNrcG9pbnRSZXNwb25zZRJBCghDb21wbGV0ZRIZLnN0aW50LnYxLkNvbXBsZXRlUmVxdWVzdBoaLnN0aW50LnYxLkNvbXBsZXRlUmVzcG9uc2USTQoMQ29tcGxldGVNYW55Eh0uc3RpbnQudjEuQ29tcGxldGVNYW55UmVxdWVzdBoeLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlc3BvbnNlEjUKBEZhaWwSFS5zdGludC52MS5GYWlsUmVxdWVzdBoWLnN0aW50LnYxLkZhaWxSZXNwb25zZRI1CgRIYWx0EhUuc3RpbnQudjEuSGFsdFJlcXVlc3QaFi5zdGludC52MS5IYWx0UmVzcG9uc2USRAoJQWNrQ2FuY2VsEhouc3RpbnQudjEuQWNrQ2FuY2VsUmVxdWVzdBobLnN0aW50LnYxLkFja0NhbmNlbFJlc3BvbnNlEj4KB1JlbGVhc2USGC5zdGludC52MS5SZWxlYXNlUmVxdWVzdBoZLnN0aW50LnYxLlJlbGVhc2VSZXNwb25zZRJHCgpEZWFkTGV0dGVyEhsuc3RpbnQudjEuRGVhZExldHRlclJlcXVlc3QaHC5zdGludC52MS5EZWFkTGV0dGVyUmVzcG9uc2USQAoHTm90aWNlcxIYLnN0aW50LnYxLk5vdGljZXNSZXF1ZXN0Ghkuc3RpbnQudjEuTm90aWNlc1Jlc3BvbnNlMAESRwoKQWRkUnVuSm9icxIbLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXF1ZXN0Ghwuc3RpbnQudjEuQWRkUnVuSm9ic1Jlc3BvbnNlElAKDUhlYXJ0YmVhdE1hbnkSHi5zdGludC52MS5IZWFydGJlYXRNYW55UmVxdWVzdBofLnN0aW50LnYxLkhlYXJ0YmVhdE1hbnlSZXNwb25zZUIzWjFnaXRodWIuY29tL3N0aW50LWRldi9zdGludC9wcm90by9zdGludC92MTtzdGludHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_types]);
 
 /**
  * Owner identifies an owner call: the job, its fencing token, a request id.
@@ -1209,12 +1209,28 @@ export const DeadLetterResponseSchema: GenMessage<DeadLetterResponse, {jsonType:
  * @generated from message stint.v1.NoticesRequest
  */
 export type NoticesRequest = Message<"stint.v1.NoticesRequest"> & {
+  /**
+   * leases_only asks for the lease notices alone, without the queues' wake-ups:
+   * for workers that long-poll their claims (Claim with wait), which the
+   * server wakes itself.
+   *
+   * @generated from field: bool leases_only = 1;
+   */
+  leasesOnly: boolean;
 };
 
 /**
  * @generated from message stint.v1.NoticesRequest
  */
 export type NoticesRequestJson = {
+  /**
+   * leases_only asks for the lease notices alone, without the queues' wake-ups:
+   * for workers that long-poll their claims (Claim with wait), which the
+   * server wakes itself.
+   *
+   * @generated from field: bool leases_only = 1;
+   */
+  leasesOnly?: boolean;
 };
 
 /**
@@ -1332,6 +1348,133 @@ export type AddRunJobsResponseJson = {
  */
 export const AddRunJobsResponseSchema: GenMessage<AddRunJobsResponse, {jsonType: AddRunJobsResponseJson}> = /*@__PURE__*/
   messageDesc(file_stint_v1_worker, 28);
+
+/**
+ * @generated from message stint.v1.HeartbeatManyRequest
+ */
+export type HeartbeatManyRequest = Message<"stint.v1.HeartbeatManyRequest"> & {
+  /**
+   * heartbeats are 1 to 1000 heartbeats, as Heartbeat takes them.
+   *
+   * @generated from field: repeated stint.v1.HeartbeatRequest heartbeats = 1;
+   */
+  heartbeats: HeartbeatRequest[];
+};
+
+/**
+ * @generated from message stint.v1.HeartbeatManyRequest
+ */
+export type HeartbeatManyRequestJson = {
+  /**
+   * heartbeats are 1 to 1000 heartbeats, as Heartbeat takes them.
+   *
+   * @generated from field: repeated stint.v1.HeartbeatRequest heartbeats = 1;
+   */
+  heartbeats?: HeartbeatRequestJson[];
+};
+
+/**
+ * Describes the message stint.v1.HeartbeatManyRequest.
+ * Use `create(HeartbeatManyRequestSchema)` to create a new message.
+ */
+export const HeartbeatManyRequestSchema: GenMessage<HeartbeatManyRequest, {jsonType: HeartbeatManyRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 29);
+
+/**
+ * HeartbeatResult is one item of HeartbeatMany: its reply, or why it was refused.
+ *
+ * @generated from message stint.v1.HeartbeatResult
+ */
+export type HeartbeatResult = Message<"stint.v1.HeartbeatResult"> & {
+  /**
+   * @generated from field: stint.v1.HeartbeatResponse heartbeat = 1;
+   */
+  heartbeat?: HeartbeatResponse | undefined;
+
+  /**
+   * error_code is a Connect code name (not_found, failed_precondition, ...); empty on success.
+   *
+   * @generated from field: string error_code = 2;
+   */
+  errorCode: string;
+
+  /**
+   * @generated from field: string error_message = 3;
+   */
+  errorMessage: string;
+
+  /**
+   * error_kind names the store condition (stale_lease, not_found, ...).
+   *
+   * @generated from field: string error_kind = 4;
+   */
+  errorKind: string;
+};
+
+/**
+ * HeartbeatResult is one item of HeartbeatMany: its reply, or why it was refused.
+ *
+ * @generated from message stint.v1.HeartbeatResult
+ */
+export type HeartbeatResultJson = {
+  /**
+   * @generated from field: stint.v1.HeartbeatResponse heartbeat = 1;
+   */
+  heartbeat?: HeartbeatResponseJson;
+
+  /**
+   * error_code is a Connect code name (not_found, failed_precondition, ...); empty on success.
+   *
+   * @generated from field: string error_code = 2;
+   */
+  errorCode?: string;
+
+  /**
+   * @generated from field: string error_message = 3;
+   */
+  errorMessage?: string;
+
+  /**
+   * error_kind names the store condition (stale_lease, not_found, ...).
+   *
+   * @generated from field: string error_kind = 4;
+   */
+  errorKind?: string;
+};
+
+/**
+ * Describes the message stint.v1.HeartbeatResult.
+ * Use `create(HeartbeatResultSchema)` to create a new message.
+ */
+export const HeartbeatResultSchema: GenMessage<HeartbeatResult, {jsonType: HeartbeatResultJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 30);
+
+/**
+ * @generated from message stint.v1.HeartbeatManyResponse
+ */
+export type HeartbeatManyResponse = Message<"stint.v1.HeartbeatManyResponse"> & {
+  /**
+   * @generated from field: repeated stint.v1.HeartbeatResult results = 1;
+   */
+  results: HeartbeatResult[];
+};
+
+/**
+ * @generated from message stint.v1.HeartbeatManyResponse
+ */
+export type HeartbeatManyResponseJson = {
+  /**
+   * @generated from field: repeated stint.v1.HeartbeatResult results = 1;
+   */
+  results?: HeartbeatResultJson[];
+};
+
+/**
+ * Describes the message stint.v1.HeartbeatManyResponse.
+ * Use `create(HeartbeatManyResponseSchema)` to create a new message.
+ */
+export const HeartbeatManyResponseSchema: GenMessage<HeartbeatManyResponse, {jsonType: HeartbeatManyResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 31);
 
 /**
  * WorkerService is for workers (role worker, or admin). Every owner call
@@ -1468,6 +1611,18 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof AddRunJobsRequestSchema;
     output: typeof AddRunJobsResponseSchema;
+  },
+  /**
+   * HeartbeatMany renews many leases in one call (a pool's heartbeats that
+   * fall due together); each item is fenced on its own lease and answered
+   * on its own, in order.
+   *
+   * @generated from rpc stint.v1.WorkerService.HeartbeatMany
+   */
+  heartbeatMany: {
+    methodKind: "unary";
+    input: typeof HeartbeatManyRequestSchema;
+    output: typeof HeartbeatManyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_stint_v1_worker, 0);
