@@ -106,7 +106,8 @@ func leaves(c *cobra.Command) []string {
 func TestEveryCommandThroughServer(t *testing.T) {
 	t.Parallel()
 	v := newViaServer(t)
-	direct := []string{"stint migrate", "stint doctor", "stint verify", "stint dev", "stint server", "stint bench", "stint bench history", "stint bench soak", "stint bench bus"}
+	direct := []string{"stint migrate", "stint doctor", "stint verify", "stint dev", "stint server", "stint bench", "stint bench history", "stint bench soak", "stint bench bus",
+		"stint bench steps", "stint bench remote", "stint jobs export-steps", "stint jobs signal"}
 	// Covered by their own tests through a server (cli/remote_test.go,
 	// cli/workerenv_test.go), or not using a store at all.
 	elsewhere := map[string]string{
@@ -241,6 +242,13 @@ func TestEveryCommandThroughServer(t *testing.T) {
 	for _, path := range direct {
 		t.Run(path, func(t *testing.T) {
 			args := append(strings.Fields(path)[1:], "--help=false")
+			// Arguments are checked before the server is refused.
+			switch path {
+			case "stint jobs export-steps":
+				args = append(args, "some-id")
+			case "stint jobs signal":
+				args = append(args, "some-id", "some-signal")
+			}
 			r := v.remote(v.admin, args...)
 			r.usageError(t, path+" needs direct database access (--db or --database-url), not --server: ")
 		})
