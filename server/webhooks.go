@@ -18,7 +18,9 @@ import (
 // same); an admin of another tenant gets permission_denied.
 
 // wholeDatabase refuses a caller that is not an admin of the default tenant.
-func wholeDatabase(ctx context.Context) error { return wholeDatabaseFor(ctx, "webhooks and the outbox") }
+func wholeDatabase(ctx context.Context) error {
+	return wholeDatabaseFor(ctx, "webhooks and the outbox")
+}
 
 // wholeDatabaseFor refuses a caller that is not an admin of the default
 // tenant the things what names, which have no tenant.
