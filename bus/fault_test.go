@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,41 +177,17 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	if testing.Short() {
 		n = min(n, 300)
 	}
-	var published atomic.Int64
-	faults := make(chan string, 3)
-	go func() {
-		for _, at := range []struct {
-			frac float64
-			what string
-		}{{0.25, "nats"}, {0.5, "stint"}, {0.75, "nats"}} {
-			for float64(published.Load()) < at.frac*float64(n) && ctx.Err() == nil {
-				time.Sleep(5 * time.Millisecond) // polling the publisher's progress
-			}
-			faults <- at.what
-		}
-		close(faults)
-	}()
+	// The faults come at fixed points of the publishing: a quarter of the
+	// way (NATS), half way (stint), three quarters (NATS again).
+	faults := map[int]string{max(n/4, 1): "nats", max(n/2, 1): "stint", max(3*n/4, 1): "nats"}
 	for i := range n {
 		body, _ := json.Marshal(JobRequest{JobID: fmt.Sprintf("f-%d", i), Payload: []byte(`{"i":` + strconv.Itoa(i) + `}`)})
 		publishRetrying(t, js, cfg.TopicPrefix+"job.chat.simple", body)
 		if i%10 == 0 {
 			publishRetrying(t, js, cfg.TopicPrefix+"job.chat.simple", body) // a duplicate publish
 		}
-		published.Add(1)
-		select {
-		case what, ok := <-faults:
-			if !ok {
-				faults = nil
-				break
-			}
+		if what, ok := faults[i+1]; ok {
 			t.Logf("at %d of %d requests: kill -9 %s and restart", i+1, n, what)
-			restart(what)
-		default:
-		}
-	}
-	if faults != nil {
-		for what := range faults { // any left (a tiny n)
-			t.Logf("after the requests: kill -9 %s and restart", what)
 			restart(what)
 		}
 	}
@@ -296,19 +271,14 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 // publishRetrying publishes until JetStream acknowledges (the server may be
 // down for a moment).
 func publishRetrying(t *testing.T, js jetstream.JetStream, subject string, body []byte) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	t.Helper()
+	var err error
+	eventuallyWithin(t, 60*time.Second, "a publish on "+subject+" to be acknowledged", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := js.Publish(ctx, subject, body)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("publish %s: %v", subject, err)
-		}
-		time.Sleep(20 * time.Millisecond) // the server restarts; retry
-	}
+		defer cancel()
+		_, err = js.Publish(ctx, subject, body)
+		return err == nil
+	})
 }
 
 // faultyWorker is a bus worker that survives server restarts: it answers
@@ -324,7 +294,10 @@ func faultyWorker(ctx context.Context, js jetstream.JetStream, cfg Config) {
 			cancel()
 			if err != nil {
 				c = nil
-				time.Sleep(50 * time.Millisecond) // the server restarts
+				select { // the server restarts
+				case <-ctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
 				continue
 			}
 		}

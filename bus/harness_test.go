@@ -169,12 +169,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	poll := min(d/600, time.Second) // 100ms a minute: the checks read a lot
+	tick := time.NewTicker(min(d/600, time.Second)) // 100ms a minute: the checks read a lot
+	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(poll) // polling with a deadline, not asserting time
+		<-tick.C
 	}
 }
 

@@ -99,6 +99,8 @@ func TestBusChecks(t *testing.T) {
 	}
 	var got []string
 	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond) // the stopped bridge's pull requests expire on the server
+	defer tick.Stop()
 	for {
 		rep, err = doctor.Bus(t.Context(), cfg)
 		if err != nil {
@@ -108,7 +110,7 @@ func TestBusChecks(t *testing.T) {
 		if len(got) == 2 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond) // the stopped bridge's pull requests expire on the server
+		<-tick.C
 	}
 	want := []string{"no bridge is pulling", "no bus worker consumes"}
 	if len(got) != 2 || !strings.Contains(got[0], want[0]) || !strings.Contains(got[1], want[1]) {
