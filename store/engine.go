@@ -250,27 +250,36 @@ func (e *engine) oneWith(ctx context.Context, id string, cmd lifecycle.Command, 
 	}
 	var out lifecycle.Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
-		// Lock first, then read the time: a lease is judged at a moment after
-		// any wait for the row.
-		jobs, err := tx.JobGet(ctx, []string{id})
-		if err != nil {
-			return err
-		}
-		if len(jobs) == 0 {
-			return notFound(id)
-		}
-		t, err := now(ctx, tx, at)
+		job, t, err := lockJob(ctx, tx, id, at)
 		if err != nil {
 			return err
 		}
 		c := cmd
 		if timed != nil {
-			timed(&c, notBefore(t, jobs[0]))
+			timed(&c, notBefore(t, job))
 		}
-		out, err = e.step(ctx, tx, b, jobs[0], c, expected, t)
+		out, err = e.step(ctx, tx, b, job, c, expected, t)
 		return err
 	})
 	return out, err
+}
+
+// lockJob reads the job with id, locked where the backend locks rows, and
+// then the transaction's time: a lease is judged at a moment after any wait
+// for the row.
+func lockJob(ctx context.Context, tx Tx, id string, at *time.Time) (lifecycle.Job, time.Time, error) {
+	jobs, err := tx.JobGet(ctx, []string{id})
+	if err != nil {
+		return lifecycle.Job{}, time.Time{}, err
+	}
+	if len(jobs) == 0 {
+		return lifecycle.Job{}, time.Time{}, notFound(id)
+	}
+	t, err := now(ctx, tx, at)
+	if err != nil {
+		return lifecycle.Job{}, time.Time{}, err
+	}
+	return jobs[0], t, nil
 }
 
 // checkID refuses a job id that is missing or that no store could hold.

@@ -100,16 +100,10 @@ type HistoryReader interface {
 // HistoryOf returns s's history reader, or that of the store a wrapper
 // (metrics, tracing) holds, or ErrUnsupported.
 func HistoryOf(s Store) (HistoryReader, error) {
-	for {
-		if h, ok := s.(HistoryReader); ok {
-			return h, nil
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return nil, fmt.Errorf("history: %w", ErrUnsupported)
-		}
-		s = u.Unwrap()
+	if h, ok := As[HistoryReader](s); ok {
+		return h, nil
 	}
+	return nil, fmt.Errorf("history: %w", ErrUnsupported)
 }
 
 var _ HistoryReader = (*engine)(nil)

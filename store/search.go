@@ -165,16 +165,10 @@ type JobSearcher interface {
 // SearcherOf returns s's job search, or that of the store a wrapper
 // (metrics, tracing) holds, or ErrUnsupported.
 func SearcherOf(s Store) (JobSearcher, error) {
-	for {
-		if js, ok := s.(JobSearcher); ok {
-			return js, nil
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return nil, fmt.Errorf("job search: %w", ErrUnsupported)
-		}
-		s = u.Unwrap()
+	if js, ok := As[JobSearcher](s); ok {
+		return js, nil
 	}
+	return nil, fmt.Errorf("job search: %w", ErrUnsupported)
 }
 
 var _ JobSearcher = (*engine)(nil)

@@ -81,16 +81,10 @@ type RunSearcher interface {
 // RunSearcherOf returns s's run search, or that of the store a wrapper
 // holds, or ErrUnsupported.
 func RunSearcherOf(s Store) (RunSearcher, error) {
-	for {
-		if rs, ok := s.(RunSearcher); ok {
-			return rs, nil
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return nil, fmt.Errorf("run search: %w", ErrUnsupported)
-		}
-		s = u.Unwrap()
+	if rs, ok := As[RunSearcher](s); ok {
+		return rs, nil
 	}
+	return nil, fmt.Errorf("run search: %w", ErrUnsupported)
 }
 
 var _ RunSearcher = (*engine)(nil)

@@ -23,18 +23,11 @@ func (e *engine) stepTx(ctx context.Context, id string, at *time.Time, fn func(t
 		if !ok {
 			return fmt.Errorf("durable steps: %w", ErrUnsupported)
 		}
-		jobs, err := tx.JobGet(ctx, []string{id})
+		job, t, err := lockJob(ctx, tx, id, at)
 		if err != nil {
 			return err
 		}
-		if len(jobs) == 0 {
-			return notFound(id)
-		}
-		t, err := now(ctx, tx, at)
-		if err != nil {
-			return err
-		}
-		return fn(tx, st, b, jobs[0], notBefore(t, jobs[0]))
+		return fn(tx, st, b, job, notBefore(t, job))
 	})
 }
 
