@@ -45,7 +45,7 @@ func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRe
 	out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
 	for i, j := range jobs {
 		if p.tenant.owns(j) {
-			h.owners.note(j.ID, p.tenant.name)
+			h.owners.note(j.ID, p.tenant.name, params.WorkerID)
 		}
 		out.Jobs[i] = jobToProto(p.tenant, j)
 	}

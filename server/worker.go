@@ -332,6 +332,11 @@ func (h *worker) Release(ctx context.Context, req *connect.Request[stintv1.Relea
 	if _, err := h.own(ctx, op.JobID); err != nil {
 		return nil, err
 	}
+	if m.Requeue {
+		// The worker's abandoned long polls go first, so that the job it
+		// gives back is not leased straight back to one of them.
+		h.claims.Leave(h.owners.worker(op.JobID))
+	}
 	j, err := h.s.JobRelease(ctx, &store.JobReleaseParams{OwnerParams: op, Reason: m.Reason, Requeue: m.Requeue})
 	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.ReleaseResponse { return &stintv1.ReleaseResponse{Job: j} })
 }

@@ -260,3 +260,50 @@ func TestIdleCostsNothing(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestLeaveAnswersTheWorkersWaiters: Leave answers the parked claims of one
+// worker with nothing and leaves the others parked; a job that comes next
+// goes to a waiter still there, on its first attempt.
+func TestLeaveAnswersTheWorkersWaiters(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	d := newDispatcher(t, s, clock.NewManual(time.Now()), 1)
+	out := make(chan got, 2)
+	park(t, t.Context(), d, "stopping", 1, out)
+	park(t, t.Context(), d, "staying", 2, out)
+	d.Leave("stopping")
+	if g := <-out; g.worker != "stopping" || g.err != nil || len(g.jobs) != 0 {
+		t.Fatalf("got %+v, want the stopping worker's claim answered with nothing", g)
+	}
+	if n := d.Waiting(); n != 1 {
+		t.Fatalf("%d claims parked after Leave, want the other worker's one", n)
+	}
+	d.Leave("") // nobody: a release the server did not lease
+	d.Leave("unknown")
+	ids := enqueue(t, s, 1)
+	g := <-out
+	if g.worker != "staying" || g.err != nil || len(g.jobs) != 1 || g.jobs[0].ID != ids[0] || g.jobs[0].Attempt != 1 {
+		t.Fatalf("got %+v, want job %s on its first attempt for the staying worker", g, ids[0])
+	}
+}
+
+// TestLeftWaiterIsNotServed: a parked claim whose request has ended is not
+// leased a job, whether the dispatcher or its own caller notices first: the
+// job's next claim is its first attempt.
+func TestLeftWaiterIsNotServed(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	d := newDispatcher(t, s, clock.NewManual(time.Now()), 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	out := make(chan got, 1)
+	park(t, ctx, d, "gone", 1, out)
+	cancel()
+	ids := enqueue(t, s, 1)
+	if g := <-out; len(g.jobs) != 0 {
+		t.Fatalf("the claim that ended got %+v", g)
+	}
+	jobs, err := d.Claim(t.Context(), params("next"), time.Minute)
+	if err != nil || len(jobs) != 1 || jobs[0].ID != ids[0] || jobs[0].Attempt != 1 {
+		t.Fatalf("the next claim got %+v, %v; want job %s on its first attempt", jobs, err, ids[0])
+	}
+}

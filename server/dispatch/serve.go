@@ -69,11 +69,45 @@ func (d *Dispatcher) take(l *line) *waiter {
 		w := l.waiters[0]
 		l.waiters = l.waiters[1:]
 		d.count(-1)
+		if w.ctx.Err() != nil {
+			// Its caller left and has not noticed yet: leasing a job for
+			// it would spend an attempt of the job on nobody.
+			if w.state.CompareAndSwap(parked, done) {
+				w.out <- result{}
+			}
+			continue
+		}
 		if w.state.CompareAndSwap(parked, taken) {
 			return w
 		}
 	}
 	return nil
+}
+
+// Leave answers, with nothing, every parked claim of worker id. The server
+// calls it before a worker's release goes through: a worker that gives a
+// job back is stopping (or gave up on that job), and a long poll it began
+// before and abandoned, whose end the server has not yet seen, must not
+// lease the released job straight back to nobody. A worker still running
+// simply polls again.
+func (d *Dispatcher) Leave(id string) {
+	if id == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.lines {
+		for i := 0; i < len(l.waiters); {
+			w := l.waiters[i]
+			if w.p.WorkerID != id || !w.state.CompareAndSwap(parked, done) {
+				i++
+				continue
+			}
+			l.waiters = slices.Delete(l.waiters, i, i+1)
+			d.count(-1)
+			w.out <- result{}
+		}
+	}
 }
 
 // putBack returns a taken waiter that got nothing to the head of l, unless
