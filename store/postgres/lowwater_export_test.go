@@ -68,3 +68,6 @@ var errRollback = &rollbackError{}
 type rollbackError struct{}
 
 func (*rollbackError) Error() string { return "rollback" }
+
+// AnalyzeStale runs one pass of the statistics check (analyze.go).
+func (d *Driver) AnalyzeStale(ctx context.Context) ([]string, error) { return d.analyzeStale(ctx) }
