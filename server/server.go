@@ -79,6 +79,9 @@ type service struct {
 	tokens store.Tokens // nil when the store keeps none (NoAuth)
 	claims *dispatch.Dispatcher
 	owners *owners // the tenants of jobs this server leased (owners.go)
+	// completes merges the completion calls of concurrent requests
+	// (completes.go).
+	completes *completes
 }
 
 // New returns the API as an http.Handler serving the jobs, runs, worker and
@@ -100,6 +103,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 	}
 	svc := &service{cfg: cfg, s: cfg.Store, tokens: tokens, claims: claims, owners: newOwners(100_000)}
+	svc.completes = &completes{s: cfg.Store}
 	// A message may carry a batch of payloads; beyond this it is refused
 	// before it is decoded.
 	opts := []connect.HandlerOption{
