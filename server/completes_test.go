@@ -148,7 +148,10 @@ func TestCompletesFailedMergeTriesEachAlone(t *testing.T) {
 	g.gate = make(chan struct{})
 	gate := g.gate
 	errs := make(chan error, 3)
-	go func() { _, err := c.complete(t.Context(), []store.JobCompleteParams{completion(jobs[0], "a")}); errs <- err }()
+	go func() {
+		_, err := c.complete(t.Context(), []store.JobCompleteParams{completion(jobs[0], "a")})
+		errs <- err
+	}()
 	<-g.held
 	var good []store.Result
 	var goodErr error
