@@ -7,12 +7,13 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// kick starts serving l's parked waiters unless a serve runs for l or
-// nobody is parked. Claims that began at once for callers who found nobody
-// waiting (Claim) do not hold it back: waiters that parked meanwhile go
-// together in the serve's first claim. d.mu is held.
+// kick starts serving l's parked waiters when fewer than Config.Parallel
+// claims run for l and somebody is parked. Each serve takes every waiter
+// parked when it starts, so under load the claims carry more waiters each
+// rather than there being more claims: at most Parallel run at once. d.mu
+// is held.
 func (d *Dispatcher) kick(l *line) {
-	if l.serving == 0 && len(l.waiters) > 0 && d.cfg.Parallel > 0 {
+	if l.inflight < d.cfg.Parallel && len(l.waiters) > 0 {
 		d.spawn(l)
 	}
 }
@@ -20,14 +21,7 @@ func (d *Dispatcher) kick(l *line) {
 // spawn starts a serve for l. d.mu is held.
 func (d *Dispatcher) spawn(l *line) {
 	l.inflight++
-	l.serving++
 	go d.serve(l)
-}
-
-// served counts a serve of l out. d.mu is held.
-func (d *Dispatcher) served(l *line) {
-	l.inflight--
-	l.serving--
 }
 
 // serve claims for l's waiters, first come first served, until l has
@@ -46,7 +40,7 @@ func (d *Dispatcher) serve(l *line) {
 		ws := d.takeGroup(l)
 		if len(ws) == 0 || l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) {
 			d.putBack(l, ws)
-			d.served(l)
+			l.inflight--
 			return
 		}
 		gen := l.gen
@@ -57,7 +51,7 @@ func (d *Dispatcher) serve(l *line) {
 			for _, w := range ws {
 				w.answer(nil, err) // their callers retry; the others wait on
 			}
-			d.served(l)
+			l.inflight--
 			return
 		}
 		asked, got := 0, 0
@@ -78,7 +72,7 @@ func (d *Dispatcher) serve(l *line) {
 		if got < asked {
 			if l.gen == gen {
 				l.emptyAt = d.cfg.Clock.Now()
-				d.served(l)
+				l.inflight--
 				return
 			}
 			continue // woken meanwhile: there may be more
