@@ -57,29 +57,49 @@ func (e *engine) JobClaimMany(ctx context.Context, ps []JobClaimParams) ([]Claim
 	var out []ClaimResult
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]ClaimResult, len(ps))
-		again, err := usedClaimRequests(ctx, tx, ps)
-		if err != nil {
-			return err
-		}
-		var fresh []int // the claims that lease new jobs
-		total := 0
-		for i := range ps {
-			if again[ps[i].RequestID] {
-				continue
-			}
-			fresh = append(fresh, i)
-			total += ps[i].Limit
-		}
 		var at time.Time
 		if ps[0].Now != nil {
 			at = *ps[0].Now
 		}
+		q := ClaimQuery{Queues: ps[0].Queues, Kinds: ps[0].Kinds, Topics: ps[0].Topics, WorkerID: ps[0].WorkerID, Now: at}
+		var again map[string]bool
 		var jobs []lifecycle.Job
-		if total > 0 {
-			p := &ps[fresh[0]]
-			jobs, err = e.claimable(ctx, tx, ClaimQuery{Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: total, Now: at, WorkerID: p.WorkerID})
-			if err != nil {
+		var err error
+		if later, ok := tx.(ClaimRequestLookupLater); ok {
+			// The request ids ride with the claim in one round trip; the
+			// claim locks rows for every claim, and those of retried
+			// claims stay queued (locked until commit).
+			found := map[string][]string{}
+			later.JobsByClaimRequestLater(claimRequestIDs(ps), found)
+			for _, p := range ps {
+				q.Limit += p.Limit
+			}
+			if jobs, err = e.claimable(ctx, tx, q); err != nil {
 				return err
+			}
+			if _, err := tx.Now(ctx); err != nil { // sends the lookup if nothing went yet
+				return err
+			}
+			again = usedOf(found)
+		} else {
+			if again, err = usedClaimRequests(ctx, tx, ps); err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if !again[p.RequestID] {
+					q.Limit += p.Limit
+				}
+			}
+			if q.Limit > 0 {
+				if jobs, err = e.claimable(ctx, tx, q); err != nil {
+					return err
+				}
+			}
+		}
+		var fresh []int // the claims that lease new jobs
+		for i := range ps {
+			if !again[ps[i].RequestID] {
+				fresh = append(fresh, i)
 			}
 		}
 		t, err := now(ctx, tx, ps[0].Now)
@@ -149,26 +169,47 @@ func (e *engine) deal(b *batch, ps []JobClaimParams, fresh []int, jobs []lifecyc
 	return nil
 }
 
-// usedClaimRequests returns the request ids of ps that a claimed event
-// already carries: those claims are retries.
-func usedClaimRequests(ctx context.Context, tx Tx, ps []JobClaimParams) (map[string]bool, error) {
+// ClaimRequestLookupLater is implemented by a driver's Tx that can send a
+// JobClaimMany's request-id lookup with its next statement (the claim's
+// locking read) instead of in a round trip of its own.
+type ClaimRequestLookupLater interface {
+	// JobsByClaimRequestLater queues the lookup of JobsByClaimRequest; found
+	// is filled when the transaction's next statement returns.
+	JobsByClaimRequestLater(requestIDs []string, found map[string][]string)
+}
+
+// claimRequestIDs returns the request ids of ps that are set.
+func claimRequestIDs(ps []JobClaimParams) []string {
 	var ids []string
 	for _, p := range ps {
 		if p.RequestID != "" {
 			ids = append(ids, p.RequestID)
 		}
 	}
-	used := map[string]bool{}
+	return ids
+}
+
+// usedOf turns what a lookup found into the request ids already used.
+func usedOf(found map[string][]string) map[string]bool {
+	used := make(map[string]bool, len(found))
+	for id, jobs := range found {
+		used[id] = len(jobs) > 0
+	}
+	return used
+}
+
+// usedClaimRequests returns the request ids of ps that a claimed event
+// already carries: those claims are retries.
+func usedClaimRequests(ctx context.Context, tx Tx, ps []JobClaimParams) (map[string]bool, error) {
+	ids := claimRequestIDs(ps)
 	if len(ids) == 0 {
-		return used, nil
+		return map[string]bool{}, nil
 	}
 	if rl, ok := tx.(ClaimRequestLookup); ok && len(ids) > 1 {
 		found, err := rl.JobsByClaimRequest(ctx, ids)
-		for id, jobs := range found {
-			used[id] = len(jobs) > 0
-		}
-		return used, err
+		return usedOf(found), err
 	}
+	used := map[string]bool{}
 	for _, id := range ids {
 		jobs, err := tx.EventJobsByRequest(ctx, id, lifecycle.EventClaimed)
 		if err != nil {
