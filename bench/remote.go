@@ -276,8 +276,9 @@ func (r *remoteRun) idle(ctx context.Context, rep *RemoteReport) error {
 	if r.cfg.Idle < 0 || r.cfg.ServerCPU == nil {
 		return nil
 	}
-	// Let the pools reach their first long poll before measuring.
-	if err := pause(ctx, 2*time.Second); err != nil {
+	// Let the pools reach their first long poll (and the server's first
+	// maintenance passes) before measuring: a moment more with many pools.
+	if err := pause(ctx, max(2*time.Second, time.Duration(r.cfg.Pools)*10*time.Millisecond)); err != nil {
 		return err
 	}
 	m, err := r.meter()
