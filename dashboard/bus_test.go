@@ -28,7 +28,7 @@ import (
 const machineNATS = "nats://127.0.0.1:4222"
 
 type busPage struct {
-	Enabled bool       `json:"enabled"`
+	Enabled bool             `json:"enabled"`
 	Status  bus.BridgeStatus `json:"status"`
 }
 
