@@ -25,6 +25,13 @@ type Bridge struct {
 	ev  *eventCache
 	out *inflight
 
+	// Fault hooks of the tests: enqueueHook sees the job_ids of each
+	// enqueue transaction before it runs; publishHook is called with each
+	// event's Nats-Msg-Id before its publish, and an error it returns is
+	// that publish's failure.
+	enqueueHook func(jobIDs []string)
+	publishHook func(msgID string) error
+
 	mu     sync.Mutex
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -66,7 +73,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bus: connect to %s: %w", b.cfg.URL, err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(asyncPending))
 	if err != nil {
 		nc.Close()
 		return fmt.Errorf("bus: %w", err)
@@ -129,6 +136,10 @@ func (b *Bridge) setup(ctx context.Context) error {
 
 // connected reports whether the bus is reachable now.
 func (b *Bridge) connected() bool { return b.nc != nil && b.nc.IsConnected() }
+
+// asyncPending bounds the publishes awaiting their acknowledgement (event
+// batches of several outbox workers, and dispatches).
+const asyncPending = 16384
 
 // reconnectDelay backs off from 100ms to 5s between reconnect attempts.
 func reconnectDelay(attempts int) time.Duration {

@@ -11,10 +11,10 @@ import (
 )
 
 // consume fetches from the bridge's consumer of stream and hands each
-// message to handle, until ctx ends. While open says no (backpressure) it
+// fetched batch to handle, until ctx ends. While open says no (backpressure) it
 // fetches nothing, so messages wait in the stream. Failures (the bus away,
 // the consumer deleted) back off and set the consumer up again.
-func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, key func(jetstream.Msg) string, handle func(context.Context, jetstream.Msg)) {
+func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, handle func(context.Context, []jetstream.Msg)) {
 	var cons jetstream.Consumer
 	fails := 0
 	failed := func(what string, err error) bool {
@@ -53,7 +53,9 @@ func (b *Bridge) consume(ctx context.Context, stream string, open func(context.C
 		for msg := range batch.Messages() {
 			msgs = append(msgs, msg)
 		}
-		b.lanes(ctx, msgs, key, handle)
+		if len(msgs) > 0 {
+			handle(ctx, msgs)
+		}
 		if err := batch.Error(); err != nil && !isTimeout(err) && !errors.Is(err, jetstream.ErrNoMessages) {
 			cons = nil
 			if !failed("fetch", err) {

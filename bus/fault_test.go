@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/store/sqlite"
 )
 
@@ -239,6 +240,12 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	t.Cleanup(func() {
 		if missing != "" {
 			t.Logf("not on the event stream: %s", missing)
+			for _, state := range []store.OutboxState{store.OutboxPending, store.OutboxDead} {
+				ms, _ := st.OutboxList(context.Background(), &store.OutboxListParams{State: state, Limit: 5})
+				for _, m := range ms {
+					t.Logf("outbox %s: message %d %s of %s, attempt %d, last error %q", state, m.ID, m.EventType, m.AggregateID, m.Attempts, m.LastError)
+				}
+			}
 		}
 	})
 	eventuallyWithin(t, 5*time.Minute, "every state change on the event stream", func() bool {
@@ -261,6 +268,9 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		}
 		return true
 	})
+	if dead, err := st.OutboxList(context.Background(), &store.OutboxListParams{State: store.OutboxDead, Limit: 5}); err != nil || len(dead) > 0 {
+		t.Fatalf("dead outbox messages (%v): %+v", err, dead)
+	}
 	retries := 0
 	for _, j := range all {
 		retries += j.Attempt - 1
