@@ -227,3 +227,19 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// ClaimEach claims for each of ps in turn with s.JobClaim, answered as
+// JobClaimMany answers: the form of JobClaimMany for a wrapper whose store
+// underneath has none. A claim the store refuses gets its error; a
+// database failure ends the call.
+func ClaimEach(ctx context.Context, s Store, ps []JobClaimParams) ([]ClaimResult, error) {
+	out := make([]ClaimResult, len(ps))
+	for i := range ps {
+		jobs, err := s.JobClaim(ctx, &ps[i])
+		if err != nil && !IsRejection(err) {
+			return nil, err
+		}
+		out[i] = ClaimResult{Jobs: jobs, Err: err}
+	}
+	return out, nil
+}
