@@ -149,34 +149,42 @@ func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]
 	return ids, existing, nil
 }
 
-func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {
+// checkClaim refuses claim params no store could serve.
+func checkClaim(p *JobClaimParams) error {
 	switch {
 	case p.WorkerID == "":
-		return nil, lifecycle.Validationf("worker id is required to claim")
+		return lifecycle.Validationf("worker id is required to claim")
 	case len(p.Queues) == 0:
-		return nil, lifecycle.Validationf("name at least one queue to claim from")
+		return lifecycle.Validationf("name at least one queue to claim from")
 	case p.Limit < 1 || p.Limit > MaxBatch:
-		return nil, lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
+		return lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
 	case p.LeaseTTL <= 0:
-		return nil, lifecycle.Validationf("lease TTL must be positive")
+		return lifecycle.Validationf("lease TTL must be positive")
 	}
 	if err := lifecycle.CheckTexts("worker id", p.WorkerID, "request id", p.RequestID); err != nil {
-		return nil, err
+		return err
 	}
 	for _, q := range p.Queues {
 		if err := lifecycle.CheckName("queue", q); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, k := range p.Kinds {
 		if err := lifecycle.CheckName("kind", k); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, t := range p.Topics {
 		if err := lifecycle.CheckTopicPattern(t); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {
+	if err := checkClaim(p); err != nil {
+		return nil, err
 	}
 	var out []Job
 	err := e.write(ctx, func(tx Tx, b *batch) error {
