@@ -54,7 +54,7 @@ func New(st store.Store, cfg Config) (*Bridge, error) {
 
 // Start connects to NATS, creates the streams, consumers and the outbox
 // subscription that are missing, and starts intake, dispatch and results.
-// It fails when the bus cannot be reached within ctx or 10s; once started,
+// It fails when the bus cannot be set up within ctx or 30s; once started,
 // the bridge reconnects on its own (with backoff) whenever the bus goes away.
 func (b *Bridge) Start(ctx context.Context) error {
 	b.mu.Lock()
@@ -79,9 +79,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 		return fmt.Errorf("bus: %w", err)
 	}
 	b.nc, b.js = nc, js
-	setup, done := context.WithTimeout(ctx, 10*time.Second)
-	defer done()
-	if err := b.setup(setup); err != nil {
+	if err := b.setupRetrying(ctx); err != nil {
 		nc.Close()
 		return fmt.Errorf("bus: set up the streams on %s: %w (is JetStream enabled? nats-server -js)", b.cfg.URL, err)
 	}
@@ -113,6 +111,33 @@ func (b *Bridge) Stop() {
 	b.wg.Wait()
 	if nc != nil {
 		_ = nc.Drain()
+	}
+}
+
+// setupWithin bounds the set-up at Start, and setupAttempt each try of it:
+// a server restarting meanwhile loses requests, which a new try repeats.
+const (
+	setupWithin  = 30 * time.Second
+	setupAttempt = 3 * time.Second
+)
+
+// setupRetrying runs setup until it succeeds or setupWithin passes.
+func (b *Bridge) setupRetrying(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, setupWithin)
+	defer cancel()
+	for n := 1; ; n++ {
+		try, done := context.WithTimeout(ctx, setupAttempt)
+		err := b.setup(try)
+		done()
+		if err == nil {
+			return nil
+		}
+		if n == 1 || n%5 == 0 {
+			b.log.Warn("bus set-up failed; retrying", "err", err, "attempt", n)
+		}
+		if ctx.Err() != nil || !b.pause(ctx, backoff(n)) {
+			return err
+		}
 	}
 }
 

@@ -25,6 +25,13 @@ type OutboxDeliverManyTx interface {
 	OutboxMarkDelivered(ctx context.Context, ms []OutboxMessage, at time.Time) ([]int64, error)
 }
 
+// OutboxLeaseTx is implemented by a driver's Tx that leases many claimed
+// messages in one statement.
+type OutboxLeaseTx interface {
+	// OutboxLease adds an attempt to each of ids and makes it due at until.
+	OutboxLease(ctx context.Context, ms []OutboxMessage, until time.Time) error
+}
+
 // OutboxBatchReporter records many deliveries in one transaction; found
 // with [As].
 type OutboxBatchReporter interface {

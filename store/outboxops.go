@@ -110,15 +110,19 @@ func (e *engine) OutboxClaim(ctx context.Context, p *OutboxClaimParams) ([]Outbo
 		for _, w := range hooks {
 			byID[w.ID] = w
 		}
+		until := t.Add(p.Lease)
 		for i := range ms {
 			ms[i].Attempts++
-			ms[i].NextAttemptAt = t.Add(p.Lease)
+			ms[i].NextAttemptAt = until
 			w, ok := byID[ms[i].WebhookID]
 			if !ok {
 				ms[i].State, ms[i].LastError = OutboxDead, "the webhook was removed"
 				continue
 			}
 			out = append(out, OutboxDelivery{Message: ms[i], Webhook: w})
+		}
+		if lt, ok := tx.(OutboxLeaseTx); ok && len(out) == len(ms) {
+			return lt.OutboxLease(ctx, ms, until) // one statement for the lot
 		}
 		return rt.OutboxUpdate(ctx, ms)
 	})

@@ -19,6 +19,10 @@ const (
       AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.state = 'pending' AND p.webhook_id = o.webhook_id
           AND p.aggregate = o.aggregate AND p.aggregate_id = o.aggregate_id AND p.id < o.id)
     ORDER BY o.id LIMIT ?2`
+	// qOutboxLease adds an attempt to the messages of ?2 (a JSON array of
+	// ids) and makes them due at ?1, when their claimer's lease ends.
+	qOutboxLease = `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?1
+    WHERE id IN (SELECT value FROM json_each(?2))`
 	// qOutboxMarkDelivered sets delivered the messages of ?2 (a JSON object
 	// of id → attempt) still pending at their attempt.
 	qOutboxMarkDelivered = `UPDATE outbox SET state = 'delivered', delivered_at = ?1, last_error = ''
@@ -28,6 +32,7 @@ const (
 )
 
 var (
+	_ store.OutboxLeaseTx       = (*txn)(nil)
 	_ store.OutboxHeadsFilterTx = (*txn)(nil)
 	_ store.OutboxDeliverManyTx = (*txn)(nil)
 )
@@ -51,4 +56,18 @@ func (t *txn) OutboxMarkDelivered(ctx context.Context, ms []store.OutboxMessage,
 		var id int64
 		return id, rows.Scan(&id)
 	})(t.query(ctx, qOutboxMarkDelivered, micros(at), string(arg)))
+}
+
+// OutboxLease implements store.OutboxLeaseTx in one statement.
+func (t *txn) OutboxLease(ctx context.Context, ms []store.OutboxMessage, until time.Time) error {
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, qOutboxLease, micros(until), string(arg))
+	return err
 }
