@@ -74,8 +74,9 @@ type QueueCount struct {
 
 // KindCount counts the queued jobs of one kind in one queue.
 type KindCount struct {
-	Queue, Kind string
-	Jobs        int
+	Queue string `json:"queue"`
+	Kind  string `json:"kind"`
+	Jobs  int    `json:"jobs"`
 }
 
 // QueueTx is implemented by a driver's Tx that keeps queue controls.
@@ -301,11 +302,9 @@ func (e *engine) QueueInfo(ctx context.Context) ([]QueueInfo, error) {
 		if err != nil {
 			return err
 		}
-		for _, k := range kinds {
-			if !served(workers, k.Queue, k.Kind) {
-				q := get(k.Queue)
-				q.Unserved = append(q.Unserved, k.Kind)
-			}
+		for _, k := range unserved(kinds, workers) {
+			q := get(k.Queue)
+			q.Unserved = append(q.Unserved, k.Kind)
 		}
 		out = out[:0]
 		for _, q := range byName {
