@@ -67,15 +67,7 @@ func (h *worker) beatMany(ctx context.Context, ps []store.JobHeartbeatParams) ([
 	if many, ok := store.As[store.HeartbeatManyStore](h.s); ok {
 		return many.JobHeartbeatMany(ctx, ps)
 	}
-	out := make([]store.Result, len(ps))
-	for i := range ps {
-		j, err := h.s.JobHeartbeat(ctx, &ps[i])
-		if err != nil && !store.IsRejection(err) {
-			return nil, err
-		}
-		out[i] = store.Result{Job: j, Err: err}
-	}
-	return out, nil
+	return store.HeartbeatEach(ctx, h.s, ps)
 }
 
 func failedBeat(err error) *stintv1.HeartbeatResult {

@@ -54,8 +54,17 @@ func (e *engine) JobClaimMany(ctx context.Context, ps []JobClaimParams) ([]Claim
 	if err := checkClaimMany(ps); err != nil {
 		return nil, err
 	}
+	var queues []string
+	for _, p := range ps {
+		queues = append(queues, p.Queues...)
+	}
+	release, err := e.turns.take(ctx, e.limits.known(queues))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []ClaimResult
-	err := e.write(ctx, func(tx Tx, b *batch) error {
+	err = e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]ClaimResult, len(ps))
 		again, err := usedClaimRequests(ctx, tx, ps)
 		if err != nil {
@@ -226,4 +235,20 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// ClaimEach claims for each of ps in turn with s.JobClaim, answered as
+// JobClaimMany answers: the form of JobClaimMany for a wrapper whose store
+// underneath has none. A claim the store refuses gets its error; a
+// database failure ends the call.
+func ClaimEach(ctx context.Context, s Store, ps []JobClaimParams) ([]ClaimResult, error) {
+	out := make([]ClaimResult, len(ps))
+	for i := range ps {
+		jobs, err := s.JobClaim(ctx, &ps[i])
+		if err != nil && !IsRejection(err) {
+			return nil, err
+		}
+		out[i] = ClaimResult{Jobs: jobs, Err: err}
+	}
+	return out, nil
 }

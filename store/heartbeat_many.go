@@ -86,3 +86,18 @@ func (e *engine) JobHeartbeatMany(ctx context.Context, ps []JobHeartbeatParams) 
 	})
 	return out, err
 }
+
+// HeartbeatEach renews each lease of ps with its own s.JobHeartbeat,
+// answered as JobHeartbeatMany answers: the form of JobHeartbeatMany for a
+// store that has none. A database failure ends the call.
+func HeartbeatEach(ctx context.Context, s Store, ps []JobHeartbeatParams) ([]Result, error) {
+	out := make([]Result, len(ps))
+	for i := range ps {
+		j, err := s.JobHeartbeat(ctx, &ps[i])
+		if err != nil && !IsRejection(err) {
+			return nil, err
+		}
+		out[i] = Result{Job: j, Err: err}
+	}
+	return out, nil
+}

@@ -135,7 +135,7 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 	}
 	d.mu.Lock()
 	l := d.lineFor(p)
-	if len(l.waiters) == 0 && !l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) && l.inflight < d.cfg.Parallel {
+	if len(l.waiters) == 0 && !l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) && l.inflight < d.alone() {
 		// Nobody waits ahead and the line may have jobs: claim at once,
 		// subscribed first so that a wake-up during the claim is heard.
 		d.start()
@@ -148,6 +148,8 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 		d.poke() // the run goroutine may end now
 		if err == nil && len(jobs) < p.Limit && l.gen == gen {
 			l.emptyAt = d.cfg.Clock.Now()
+		} else {
+			d.kick(l) // waiters that parked meanwhile may have jobs too
 		}
 		if err != nil || len(jobs) > 0 {
 			d.mu.Unlock()
@@ -157,6 +159,17 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 	w := d.park(ctx, l, p, wait)
 	d.mu.Unlock()
 	return d.await(ctx, w)
+}
+
+// alone is how many claims of a line may run at once for callers who found
+// nobody waiting. With Config.Many it is one, as in a group commit: a lone
+// claim goes at once, and those that arrive while it runs park and go
+// together in one claim (a serve) rather than one transaction each.
+func (d *Dispatcher) alone() int {
+	if d.cfg.Many != nil {
+		return 1
+	}
+	return d.cfg.Parallel
 }
 
 // await waits for w's outcome. A reply that reaches a waiter whose ctx has

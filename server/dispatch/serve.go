@@ -7,13 +7,27 @@ import (
 	"github.com/stint-dev/stint/store"
 )
 
-// kick starts a claim for l unless one runs or l has nobody parked. d.mu
-// is held.
+// kick starts serving l's parked waiters unless a serve runs for l or
+// nobody is parked. Claims that began at once for callers who found nobody
+// waiting (Claim) do not hold it back: waiters that parked meanwhile go
+// together in the serve's first claim. d.mu is held.
 func (d *Dispatcher) kick(l *line) {
-	if l.inflight == 0 && len(l.waiters) > 0 && d.cfg.Parallel > 0 {
-		l.inflight++
-		go d.serve(l)
+	if l.serving == 0 && len(l.waiters) > 0 && d.cfg.Parallel > 0 {
+		d.spawn(l)
 	}
+}
+
+// spawn starts a serve for l. d.mu is held.
+func (d *Dispatcher) spawn(l *line) {
+	l.inflight++
+	l.serving++
+	go d.serve(l)
+}
+
+// served counts a serve of l out. d.mu is held.
+func (d *Dispatcher) served(l *line) {
+	l.inflight--
+	l.serving--
 }
 
 // serve claims for l's waiters, first come first served, until l has
@@ -24,7 +38,7 @@ func (d *Dispatcher) kick(l *line) {
 // lease TTL and request id; without it, one claim serves one waiter under
 // its own params. A full claim starts another serve, up to
 // Config.Parallel, so a burst of jobs is handed out in parallel while a
-// single job costs a single claim. The caller counted serve in l.inflight.
+// single job costs a single claim. The caller counted serve (spawn).
 func (d *Dispatcher) serve(l *line) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -32,7 +46,7 @@ func (d *Dispatcher) serve(l *line) {
 		ws := d.takeGroup(l)
 		if len(ws) == 0 || l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) {
 			d.putBack(l, ws)
-			l.inflight--
+			d.served(l)
 			return
 		}
 		gen := l.gen
@@ -43,7 +57,7 @@ func (d *Dispatcher) serve(l *line) {
 			for _, w := range ws {
 				w.answer(nil, err) // their callers retry; the others wait on
 			}
-			l.inflight--
+			d.served(l)
 			return
 		}
 		asked, got := 0, 0
@@ -64,14 +78,13 @@ func (d *Dispatcher) serve(l *line) {
 		if got < asked {
 			if l.gen == gen {
 				l.emptyAt = d.cfg.Clock.Now()
-				l.inflight--
+				d.served(l)
 				return
 			}
 			continue // woken meanwhile: there may be more
 		}
 		if l.inflight < d.cfg.Parallel && len(l.waiters) > 0 {
-			l.inflight++
-			go d.serve(l)
+			d.spawn(l)
 		}
 	}
 }
