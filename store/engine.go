@@ -118,6 +118,8 @@ type batch struct {
 	leases []string
 	// runs are the run and outbox writes (runbatch.go).
 	runs runBatch
+	// req is the request ids looked up in advance (request_lookup.go).
+	req requests
 }
 
 func (b *batch) notice() Notice { return Notice{Queues: b.queues, Jobs: b.leases} }
@@ -212,7 +214,7 @@ func collapse(us []JobUpdate) []JobUpdate {
 // revision, and records the result in b. It returns the job after the step.
 func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, cmd lifecycle.Command, expected *int64, at time.Time) (lifecycle.Job, error) {
 	if cmd.RequestID != "" {
-		ev, ok, err := tx.EventByRequest(ctx, job.ID, cmd.RequestID)
+		ev, ok, err := b.eventByRequest(ctx, tx, job.ID, cmd.RequestID)
 		if err != nil {
 			return job, err
 		}
