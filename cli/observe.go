@@ -56,7 +56,8 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every, Ended: m.Ended})
+	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every, Ended: m.Ended,
+		OnCount: (&unservedReporter{log: log}).count})
 	if err := m.Jobs(c); err != nil {
 		return nil, err
 	}

@@ -91,6 +91,7 @@ func New(cfg Config) (http.Handler, error) {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/whoami", h.whoami)
 	api.HandleFunc("GET /api/queues", h.queues)
+	api.HandleFunc("GET /api/unserved", h.unserved)
 	api.HandleFunc("GET /api/flow", h.flow)
 	api.HandleFunc("POST /api/flow/pause", h.mutate(rolePause, h.pause(true)))
 	api.HandleFunc("POST /api/flow/resume", h.mutate(rolePause, h.pause(false)))

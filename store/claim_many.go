@@ -54,8 +54,17 @@ func (e *engine) JobClaimMany(ctx context.Context, ps []JobClaimParams) ([]Claim
 	if err := checkClaimMany(ps); err != nil {
 		return nil, err
 	}
+	var queues []string
+	for _, p := range ps {
+		queues = append(queues, p.Queues...)
+	}
+	release, err := e.turns.take(ctx, e.limits.known(queues))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []ClaimResult
-	err := e.write(ctx, func(tx Tx, b *batch) error {
+	err = e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]ClaimResult, len(ps))
 		again, err := usedClaimRequests(ctx, tx, ps)
 		if err != nil {

@@ -35,6 +35,8 @@ type engine struct {
 	admission *Admission
 	// limits knows which queues are paused or limited.
 	limits *limits
+	// turns lines up this process's claimers of limited queues (limit_turn.go).
+	turns turns
 }
 
 // New returns a Store that keeps its data through d.
@@ -132,7 +134,7 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 	if prev == nil {
 		b.inserts = append(b.inserts, s.Job)
 	} else {
-		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev})
+		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev, Prev: *prev})
 	}
 	b.events = append(b.events, *s.Event)
 	if s.Job.State == lifecycle.Queued {
@@ -201,7 +203,7 @@ func collapse(us []JobUpdate) []JobUpdate {
 	out := us[:0:0]
 	for _, u := range us {
 		if i, ok := idx[u.Job.ID]; ok {
-			out[i].Job = u.Job // keep the first PrevRev: the row as read
+			out[i].Job = u.Job // keep the first PrevRev and Prev: the row as read
 			continue
 		}
 		idx[u.Job.ID] = len(out)

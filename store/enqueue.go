@@ -186,8 +186,13 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 	if err := checkClaim(p); err != nil {
 		return nil, err
 	}
+	release, err := e.turns.take(ctx, e.limits.known(p.Queues))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []Job
-	err := e.write(ctx, func(tx Tx, b *batch) error {
+	err = e.write(ctx, func(tx Tx, b *batch) error {
 		out = out[:0]
 		// One statement claims and starts, where the driver can; a request
 		// id already used claims nothing there, and its jobs are looked up

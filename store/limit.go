@@ -80,7 +80,7 @@ func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[
 // Queues without settings are claimed as before, in one query. Each paused
 // or limited queue has its settings row locked (its claimers across every
 // node take turns), is skipped when paused, and is claimed from only up to
-// what its concurrency and rate limits leave; the rate window is updated.
+// what its concurrency and rate limits leave; the rate logs are updated.
 func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycle.Job, error) {
 	qt, ok := tx.(QueueTx)
 	if !ok {
@@ -168,7 +168,7 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 			return nil, err
 		}
 	}
-	return jobs, countStarts(ctx, qt, settings, jobs)
+	return jobs, countStarts(ctx, qt, settings, jobs, q.Now)
 }
 
 // room returns how many jobs of s's queue a claim may take now: none when
@@ -186,17 +186,14 @@ func room(ctx context.Context, qt QueueTx, s *QueueSettings, q ClaimQuery) (int,
 		n = min(n, s.MaxRunning-running)
 	}
 	if s.RateLimit > 0 {
-		window := q.Now.Truncate(s.RateInterval)
-		if !s.RateWindow.Equal(window) {
-			s.RateWindow, s.RateCount = window, 0
-		}
-		n = min(n, s.RateLimit-s.RateCount)
+		s.RateLog = s.RateLog.Since(q.Now.Add(-s.RateInterval))
+		n = min(n, s.RateLimit-s.RateLog.Count())
 	}
 	return n, nil
 }
 
-// countStarts adds the claimed jobs to their rate-limited queues' windows.
-func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSettings, jobs []lifecycle.Job) error {
+// countStarts adds the claimed jobs to their rate-limited queues' logs.
+func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSettings, jobs []lifecycle.Job, now time.Time) error {
 	per := map[string]int{}
 	for _, j := range jobs {
 		per[j.Queue]++
@@ -205,7 +202,7 @@ func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSetti
 		if s.RateLimit == 0 || per[name] == 0 {
 			continue
 		}
-		s.RateCount += per[name]
+		s.RateLog = s.RateLog.Add(now, per[name])
 		if err := qt.QueuePut(ctx, s); err != nil {
 			return err
 		}

@@ -18,8 +18,8 @@ type QueueSettings struct {
 	// MaxRunning is the most jobs of the queue claimed or running at once,
 	// across every node; 0 is no limit.
 	MaxRunning int `json:"max_running,omitempty"`
-	// RateLimit is the most jobs of the queue started per RateInterval
-	// (fixed windows aligned on the interval); 0 is no limit.
+	// RateLimit is the most jobs of the queue started in any RateInterval
+	// (a sliding window: see RateLog); 0 is no limit.
 	RateLimit    int           `json:"rate_limit,omitempty"`
 	RateInterval time.Duration `json:"rate_interval,omitempty"`
 	// FairTenants shares each claim of the queue between the tenants that
@@ -32,7 +32,12 @@ type QueueSettings struct {
 	// (env ConcurrencyKeyEnv) claimed or running at once; 0 is no limit.
 	// Jobs of a key at its limit wait without holding back other keys.
 	KeyLimit int `json:"key_limit,omitempty"`
-	// RateWindow and RateCount are the current window and the starts in it.
+	// RateLog holds the starts of the last RateInterval, which a claim
+	// counts and adds to.
+	RateLog RateLog `json:"-"`
+	// RateWindow and RateCount, in what QueueSettingsList returns, are the
+	// start of the interval that ends at the store's time and the starts
+	// in it; derived from RateLog, never stored.
 	RateWindow time.Time `json:"-"`
 	RateCount  int       `json:"-"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -74,8 +79,9 @@ type QueueCount struct {
 
 // KindCount counts the queued jobs of one kind in one queue.
 type KindCount struct {
-	Queue, Kind string
-	Jobs        int
+	Queue string `json:"queue"`
+	Kind  string `json:"kind"`
+	Jobs  int    `json:"jobs"`
 }
 
 // QueueTx is implemented by a driver's Tx that keeps queue controls.
@@ -119,8 +125,8 @@ type QueueStore interface {
 	QueueInfo(ctx context.Context) ([]QueueInfo, error)
 	// QueueSettingsList returns the settings of every queue that has any,
 	// by name, without counting jobs (cheap enough to read per request).
-	// A rate-limited queue's RateWindow and RateCount are the window
-	// current on the store's clock and the starts in it so far.
+	// A rate-limited queue's RateWindow and RateCount are the start of the
+	// interval that ends at the store's time and the starts in it.
 	QueueSettingsList(ctx context.Context) ([]QueueSettings, error)
 }
 
@@ -247,8 +253,7 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		case q.RateLimit > 0 && q.RateInterval < time.Millisecond:
 			return lifecycle.Validationf("rate limit of %d needs an interval of at least 1ms, such as 1s or 1m", q.RateLimit)
 		}
-		q.RateWindow, q.RateCount = time.Time{}, 0
-		return nil
+		return nil // the log stays: a new limit counts the starts already made
 	})
 }
 
@@ -301,11 +306,9 @@ func (e *engine) QueueInfo(ctx context.Context) ([]QueueInfo, error) {
 		if err != nil {
 			return err
 		}
-		for _, k := range kinds {
-			if !served(workers, k.Queue, k.Kind) {
-				q := get(k.Queue)
-				q.Unserved = append(q.Unserved, k.Kind)
-			}
+		for _, k := range unserved(kinds, workers) {
+			q := get(k.Queue)
+			q.Unserved = append(q.Unserved, k.Kind)
 		}
 		out = out[:0]
 		for _, q := range byName {
@@ -331,13 +334,10 @@ func (e *engine) QueueSettingsList(ctx context.Context) ([]QueueSettings, error)
 		if out, err = qt.QueueList(ctx); err != nil {
 			return err
 		}
-		// The stored window is the last one a claim used: a later window has
-		// had no starts yet, as room() sees it at the next claim.
 		for i, q := range out {
 			if q.RateLimit > 0 && q.RateInterval > 0 {
-				if w := t.Truncate(q.RateInterval); !q.RateWindow.Equal(w) {
-					out[i].RateWindow, out[i].RateCount = w, 0
-				}
+				from := t.Add(-q.RateInterval)
+				out[i].RateWindow, out[i].RateCount = from, q.RateLog.Since(from).Count()
 			}
 		}
 		return nil

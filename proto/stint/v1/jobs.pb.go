@@ -268,8 +268,17 @@ func (x *GetJobRequest) GetId() string {
 }
 
 type GetJobResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// lease_state is where the job's lease stands at the server's time
+	// (seed-ci's granted, active, expired, revoked, completed, cancelled, and
+	// released); empty when it was never leased. Derived from the job's lease
+	// fields, never stored (lifecycle.LeaseStateOf).
+	LeaseState string `protobuf:"bytes,2,opt,name=lease_state,json=leaseState,proto3" json:"lease_state,omitempty"`
+	// failure_stage is where a dead-lettered, failed or timed-out job died
+	// (seed-reliability's fetch, input, exec, output, commit); empty for
+	// other jobs. Derived from the job's fields (lifecycle.FailureStageOf).
+	FailureStage  string `protobuf:"bytes,3,opt,name=failure_stage,json=failureStage,proto3" json:"failure_stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +318,20 @@ func (x *GetJobResponse) GetJob() *Job {
 		return x.Job
 	}
 	return nil
+}
+
+func (x *GetJobResponse) GetLeaseState() string {
+	if x != nil {
+		return x.LeaseState
+	}
+	return ""
+}
+
+func (x *GetJobResponse) GetFailureStage() string {
+	if x != nil {
+		return x.FailureStage
+	}
+	return ""
 }
 
 type ListJobsRequest struct {
@@ -749,9 +772,12 @@ const file_stint_v1_jobs_proto_rawDesc = "" +
 	"\x13EnqueueManyResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.stint.v1.EnqueueResponseR\aresults\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"1\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"w\n" +
 	"\x0eGetJobResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\xa3\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\x1f\n" +
+	"\vlease_state\x18\x02 \x01(\tR\n" +
+	"leaseState\x12#\n" +
+	"\rfailure_stage\x18\x03 \x01(\tR\ffailureStage\"\xa3\x01\n" +
 	"\x0fListJobsRequest\x12*\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x12.stint.v1.JobStateR\x06states\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12\x12\n" +
