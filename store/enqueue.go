@@ -42,6 +42,11 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 	if err != nil {
 		return nil, err
 	}
+	specs, err := e.withDefaults(ctx, tx, p.Jobs, t)
+	if err != nil {
+		return nil, err
+	}
+	p = &JobEnqueueParams{Jobs: specs, ActorID: p.ActorID, RequestID: p.RequestID, Now: p.Now} // never the caller's
 	// Validate everything before writing anything: a bad spec rejects the batch.
 	for i := range p.Jobs {
 		if err := p.Jobs[i].Validate(t); err != nil {

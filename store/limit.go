@@ -28,6 +28,10 @@ type limits struct {
 	workers map[string]time.Time // worker id → when its claim was last recorded
 	// turn rotates which tenant a fair claim serves first.
 	turn int
+	// defaults are the job defaults of the queue and kind rows that have
+	// some (defaults.go), read at defaultsAt by the store's clock.
+	defaults   map[string]SpecDefaults
+	defaultsAt time.Time
 }
 
 func newLimits() *limits { return &limits{workers: map[string]time.Time{}} }
@@ -35,7 +39,7 @@ func newLimits() *limits { return &limits{workers: map[string]time.Time{}} }
 // forget makes the next claim re-read the names.
 func (l *limits) forget() {
 	l.mu.Lock()
-	l.at = time.Time{}
+	l.at, l.defaultsAt = time.Time{}, time.Time{}
 	l.mu.Unlock()
 }
 
