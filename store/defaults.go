@@ -119,19 +119,10 @@ func (l *limits) specDefaults(ctx context.Context, qt QueueTx, t time.Time) (map
 	if !l.defaultsAt.IsZero() && t.Sub(l.defaultsAt) < limitsRefresh && !t.Before(l.defaultsAt) {
 		return l.defaults, nil
 	}
-	rows, err := qt.QueueList(ctx)
+	defaults, err := qt.QueueDefaults(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l.defaults, l.defaultsAt = nil, t
-	for _, q := range rows {
-		if q.Defaults.IsZero() {
-			continue
-		}
-		if l.defaults == nil {
-			l.defaults = map[string]SpecDefaults{}
-		}
-		l.defaults[q.Name] = q.Defaults
-	}
-	return l.defaults, nil
+	l.defaults, l.defaultsAt = defaults, t
+	return defaults, nil
 }

@@ -105,6 +105,9 @@ type QueueTx interface {
 	QueuePut(ctx context.Context, q QueueSettings) error
 	// QueueList returns every queue's settings ordered by name.
 	QueueList(ctx context.Context) ([]QueueSettings, error)
+	// QueueDefaults returns the job defaults of the queue and kind rows
+	// that have some, by row name.
+	QueueDefaults(ctx context.Context) (map[string]SpecDefaults, error)
 	// QueueTenants returns up to limit tenants with queued jobs in queue.
 	QueueTenants(ctx context.Context, queue string, limit int) ([]string, error)
 	// JobClaimableTenant is JobClaimable for the jobs of one tenant in

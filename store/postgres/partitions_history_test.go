@@ -270,10 +270,10 @@ func TestUpgradeHistoryPartitions(t *testing.T) {
 		t.Fatalf("open at version 6: %v", err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	// Today's enqueues read the queues' job defaults (0011), which this
-	// test's writes at version 6 go through: give the old table the columns
-	// (0011 adds them only if missing).
-	if _, err := d.Pool().Exec(ctx, `ALTER TABLE queues ADD COLUMN rate_log text NOT NULL DEFAULT '', ADD COLUMN defaults text NOT NULL DEFAULT ''`); err != nil {
+	// Today's enqueues read the queues' job defaults (0012), which this
+	// test's writes at version 6 go through: give the old table the column
+	// (0012 adds it only if missing).
+	if _, err := d.Pool().Exec(ctx, `ALTER TABLE queues ADD COLUMN defaults text NOT NULL DEFAULT ''`); err != nil {
 		t.Fatal(err)
 	}
 	s := store.New(d, store.Options{})

@@ -27,6 +27,7 @@ const (
         rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
         rate_log = excluded.rate_log, updated_at = excluded.updated_at,
         fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit, defaults = excluded.defaults`
+	qQueueDefaults  = `SELECT name, defaults FROM queues WHERE defaults <> ''`
 	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = $1 AND state IN ('claimed', 'running', 'cancel_requested')`
 	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
 	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
@@ -146,4 +147,18 @@ func scanQueue(r pgx.CollectableRow) (store.QueueSettings, error) {
 	q.RateInterval = time.Duration(interval)
 	q.UpdatedAt = q.UpdatedAt.UTC()
 	return q, err
+}
+
+func (t *tx) QueueDefaults(ctx context.Context) (map[string]store.SpecDefaults, error) {
+	out := map[string]store.SpecDefaults{}
+	_, err := rows(ctx, t, qQueueDefaults, nil, func(r pgx.CollectableRow) (struct{}, error) {
+		var name, defaults string
+		if err := r.Scan(&name, &defaults); err != nil {
+			return struct{}{}, err
+		}
+		d, err := store.ParseSpecDefaults(defaults)
+		out[name] = d
+		return struct{}{}, err
+	})
+	return out, err
 }

@@ -23,6 +23,7 @@ const (
         rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
         rate_log = excluded.rate_log, updated_at = excluded.updated_at,
         fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit, defaults = excluded.defaults`
+	qQueueDefaults  = `SELECT name, defaults FROM queues WHERE defaults <> ''`
 	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = ? AND state IN ('claimed', 'running', 'cancel_requested')`
 	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
 	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
@@ -148,4 +149,18 @@ func scanQueue(r interface{ Scan(...any) error }) (store.QueueSettings, error) {
 // the driver's cache of prepared statements.
 func queryAll[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
 	return rowsOf(scan)(t.q.QueryContext(t.stmtCtx(ctx), query, args...))
+}
+
+func (t *txn) QueueDefaults(ctx context.Context) (map[string]store.SpecDefaults, error) {
+	out := map[string]store.SpecDefaults{}
+	_, err := queryAll(ctx, t, qQueueDefaults, func(r *sql.Rows) (struct{}, error) {
+		var name, defaults string
+		if err := r.Scan(&name, &defaults); err != nil {
+			return struct{}{}, err
+		}
+		d, err := store.ParseSpecDefaults(defaults)
+		out[name] = d
+		return struct{}{}, err
+	})
+	return out, err
 }

@@ -3,11 +3,6 @@
 -- (store.RateLog), instead of a fixed window and its count, which let up to
 -- twice the limit through across a window's boundary. The old window's
 -- count is dropped: the first claims after the upgrade see an empty log.
-ALTER TABLE queues ADD COLUMN IF NOT EXISTS rate_log text NOT NULL DEFAULT '';
-ALTER TABLE queues DROP COLUMN IF EXISTS rate_window;
-ALTER TABLE queues DROP COLUMN IF EXISTS rate_count;
-
--- Job defaults of a queue (or of a kind, on its @kind: row): max attempts,
--- timeout, priority for the jobs enqueued without their own, applied by
--- every enqueue (store.SpecDefaults, JSON; '' when none).
-ALTER TABLE queues ADD COLUMN IF NOT EXISTS defaults text NOT NULL DEFAULT '';
+ALTER TABLE queues ADD COLUMN rate_log text NOT NULL DEFAULT '';
+ALTER TABLE queues DROP COLUMN rate_window;
+ALTER TABLE queues DROP COLUMN rate_count;

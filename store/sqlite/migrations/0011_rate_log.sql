@@ -6,8 +6,3 @@
 ALTER TABLE queues ADD COLUMN rate_log TEXT NOT NULL DEFAULT '';
 ALTER TABLE queues DROP COLUMN rate_window;
 ALTER TABLE queues DROP COLUMN rate_count;
-
--- Job defaults of a queue (or of a kind, on its @kind: row): max attempts,
--- timeout, priority for the jobs enqueued without their own, applied by
--- every enqueue (store.SpecDefaults, JSON; '' when none).
-ALTER TABLE queues ADD COLUMN defaults TEXT NOT NULL DEFAULT '';
