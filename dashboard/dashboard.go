@@ -44,6 +44,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Clock times lease ages. Defaults to the system clock.
 	Clock clock.Clock
+	// Bus, when set, is the bus bridge of this process: the bus page shows
+	// its consumers, their lag and its counts. Defaults to nil (no page).
+	Bus BusBridge
 }
 
 // handler serves the dashboard.
@@ -116,6 +119,7 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("POST /api/search/replay", h.mutate(roleReplay, h.searchBulk(bulkReplay)))
 	api.HandleFunc("GET /api/outbox", h.outbox)
 	api.HandleFunc("POST /api/outbox/{id}/replay", h.mutate(roleReplay, h.outboxReplay))
+	api.HandleFunc("GET /api/bus", h.busPage)
 	mux.Handle("/api/", h.authenticate(api))
 	return mux, nil
 }

@@ -166,7 +166,7 @@ func (h *worker) Complete(ctx context.Context, req *connect.Request[stintv1.Comp
 	if _, err := h.own(ctx, cp.JobID); err != nil {
 		return nil, err
 	}
-	res, err := h.s.JobComplete(ctx, []store.JobCompleteParams{cp})
+	res, err := h.completes.complete(ctx, []store.JobCompleteParams{cp})
 	if err == nil {
 		err = res[0].Err
 	}
@@ -204,7 +204,7 @@ func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.
 		mine, at = append(mine, cp), append(at, i)
 	}
 	if len(mine) > 0 {
-		res, err := h.s.JobComplete(ctx, mine)
+		res, err := h.completes.complete(ctx, mine)
 		if err != nil {
 			return nil, toConnect(err)
 		}

@@ -122,4 +122,12 @@ type DueQuery struct {
 type JobUpdate struct {
 	Job     lifecycle.Job
 	PrevRev int64
+	// Prev is the job as it was at PrevRev (the row the transition was
+	// applied to), when its ID is set. With it a driver may write only the
+	// columns that differ between Prev and Job: the row at PrevRev holds
+	// Prev (see KnownPrev).
+	Prev lifecycle.Job
 }
+
+// KnownPrev reports whether u.Prev is the row u replaces.
+func (u *JobUpdate) KnownPrev() bool { return u.Prev.ID == u.Job.ID && u.Prev.Rev == u.PrevRev }

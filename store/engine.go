@@ -35,6 +35,8 @@ type engine struct {
 	admission *Admission
 	// limits knows which queues are paused or limited.
 	limits *limits
+	// turns lines up this process's claimers of limited queues (limit_turn.go).
+	turns turns
 }
 
 // New returns a Store that keeps its data through d.
@@ -118,6 +120,8 @@ type batch struct {
 	leases []string
 	// runs are the run and outbox writes (runbatch.go).
 	runs runBatch
+	// req is the request ids looked up in advance (request_lookup.go).
+	req requests
 }
 
 func (b *batch) notice() Notice { return Notice{Queues: b.queues, Jobs: b.leases} }
@@ -130,7 +134,7 @@ func (b *batch) add(prev *lifecycle.Job, s lifecycle.Step) {
 	if prev == nil {
 		b.inserts = append(b.inserts, s.Job)
 	} else {
-		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev})
+		b.updates = append(b.updates, JobUpdate{Job: s.Job, PrevRev: prev.Rev, Prev: *prev})
 	}
 	b.events = append(b.events, *s.Event)
 	if s.Job.State == lifecycle.Queued {
@@ -199,7 +203,7 @@ func collapse(us []JobUpdate) []JobUpdate {
 	out := us[:0:0]
 	for _, u := range us {
 		if i, ok := idx[u.Job.ID]; ok {
-			out[i].Job = u.Job // keep the first PrevRev: the row as read
+			out[i].Job = u.Job // keep the first PrevRev and Prev: the row as read
 			continue
 		}
 		idx[u.Job.ID] = len(out)
@@ -212,7 +216,7 @@ func collapse(us []JobUpdate) []JobUpdate {
 // revision, and records the result in b. It returns the job after the step.
 func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, cmd lifecycle.Command, expected *int64, at time.Time) (lifecycle.Job, error) {
 	if cmd.RequestID != "" {
-		ev, ok, err := tx.EventByRequest(ctx, job.ID, cmd.RequestID)
+		ev, ok, err := b.eventByRequest(ctx, tx, job.ID, cmd.RequestID)
 		if err != nil {
 			return job, err
 		}

@@ -182,6 +182,9 @@ func (e *engine) complete(ctx context.Context, ps []JobCompleteParams, useHeld b
 		if err != nil {
 			return err
 		}
+		if err := b.lookAhead(ctx, tx, len(ps), func(i int) OwnerParams { return ps[i].OwnerParams }); err != nil {
+			return err
+		}
 		for i, p := range ps {
 			j, ok := byID[p.JobID]
 			fromHeld := !ok && useHeld && usable(p)

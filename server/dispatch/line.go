@@ -16,6 +16,7 @@ type line struct {
 	queues   []string
 	waiters  []*waiter // first come, first served
 	inflight int       // claims running for the line
+	serving  int       // of them, serves of its parked waiters
 	// gen counts the line's wake-ups: a claim that began before the last
 	// one cannot prove the line empty.
 	gen uint64

@@ -169,16 +169,15 @@ func jobInsertArgs(jobs []lifecycle.Job) ([]any, error) {
 		}
 		deadline[i], createdAt[i] = timestamptz(j.Deadline), j.CreatedAt
 	}
-	m := mutableArgsOf(jobs, nil)
+	m := mutableArgsOf(jobs)
 	return append([]any{id, tenant, kind, queue, topic, priority, payload, contextPtr, adapterID, env, dedupeKey,
 		maxAttempts, onExhausted, timeout, deadline, cancelGrace, budgetRuntime, budgetSteps, budgetCost,
 		correlationID, traceID, parentJobID, runID, stepIndex, replayOf, dependsOn, createdAt}, m...), nil
 }
 
 // mutableArgsOf lays out the columns a transition may change, one array
-// per column, in the order of mutableColumns; prevRev (updates only) goes
-// last.
-func mutableArgsOf(jobs []lifecycle.Job, prevRev []int64) []any {
+// per column, in the order of mutableColumns.
+func mutableArgsOf(jobs []lifecycle.Job) []any {
 	n := len(jobs)
 	var (
 		state, owner, leaseID, leaseEndedBy, lastOwner, lastLeaseID, phase = strs(n), strs(n), strs(n), strs(n), strs(n), strs(n), strs(n)
@@ -216,23 +215,25 @@ func mutableArgsOf(jobs []lifecycle.Job, prevRev []int64) []any {
 		usageSteps, usageCost, usageRuntime, result, resultPtr, resultDigest,
 		errCode, errMsg, errClass, errAttempt, lastErrCode, lastErrMsg, lastErrClass, lastErrAttempt,
 		reasonCode, reason, executionMS, updatedAt, startedAt, attemptStartedAt, finishedAt}
-	if prevRev != nil {
-		a = append(a, []string(nil)) // placeholder for the ids, see jobUpdateArgs
-		a = append(a, prevRev)
-	}
 	return a
 }
 
-// jobUpdateArgs are the parameters of qJobUpdate: the mutable columns, then
-// the ids and the revs the rows must still have, then how many rows.
-func jobUpdateArgs(jobs []lifecycle.Job, prevRev []int64) []any {
-	a := mutableArgsOf(jobs, prevRev)
+// jobUpdateArgs are the parameters of jobUpdateSQL(mask): the mutable
+// columns in mask, then the ids and the revs the rows must still have, then
+// how many rows.
+func jobUpdateArgs(jobs []lifecycle.Job, prevRev []int64, mask uint64) []any {
+	all := mutableArgsOf(jobs)
+	a := make([]any, 0, len(all)+3)
+	for i, arr := range all {
+		if mask&(1<<i) != 0 {
+			a = append(a, arr)
+		}
+	}
 	ids := strs(len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	a[len(a)-2] = ids
-	return append(a, len(jobs))
+	return append(a, ids, prevRev, len(jobs))
 }
 
 // eventInsertArgs lays events out as one array per column, the parameters

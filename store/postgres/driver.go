@@ -25,6 +25,7 @@ type Driver struct {
 	// lw is the claims' low-water marks; the probe that corrects them runs
 	// from the first claim until Close (see lowwater_probe.go).
 	lw        *lowWater
+	an        analyzer // used by the probe goroutine alone (analyze.go)
 	probeOnce sync.Once
 	probeStop context.CancelFunc
 	probeCtx  context.Context

@@ -35,10 +35,9 @@ var mutableColumns = []column{
 	{"attempt_started_at", "timestamptz"}, {"finished_at", "timestamptz"},
 }
 
-var (
-	qJobInsert = jobInsertSQL()
-	qJobUpdate = jobUpdateSQL()
-)
+// qJobInsert inserts new jobs from one array per column; the updates'
+// statements are built per set of changed columns (columns_changed.go).
+var qJobInsert = jobInsertSQL()
 
 // unnest returns "unnest($1::t1[], ...) AS u(c1, ...)" for cols, numbering
 // parameters from 1.
@@ -62,15 +61,4 @@ func jobInsertSQL() string {
 	}
 	return "INSERT INTO jobs (" + strings.Join(names, ", ") + ")\nSELECT " + strings.Join(values, ", ") +
 		"\nFROM " + unnest(cols)
-}
-
-func jobUpdateSQL() string {
-	cols := append(append([]column(nil), mutableColumns...), column{"id", "text"}, column{"prev_rev", "bigint"})
-	set := make([]string, len(mutableColumns))
-	for i, c := range mutableColumns {
-		set[i] = c.name + " = u." + c.name
-	}
-	return "WITH changed AS (\nUPDATE jobs SET " + strings.Join(set, ", ") + "\nFROM " + unnest(cols) +
-		"\nWHERE jobs.id = u.id AND jobs.rev = u.prev_rev\nRETURNING 1)\n" +
-		fmt.Sprintf("SELECT stint_check_rows((SELECT count(*) FROM changed), $%d)", len(cols)+1)
 }

@@ -68,3 +68,10 @@ var errRollback = &rollbackError{}
 type rollbackError struct{}
 
 func (*rollbackError) Error() string { return "rollback" }
+
+// AnalyzeStale runs one pass of the statistics check (analyze.go) now,
+// whenever the last was.
+func (d *Driver) AnalyzeStale(ctx context.Context) ([]string, error) {
+	d.an.check = time.Time{}
+	return d.analyzeStale(ctx)
+}

@@ -37,7 +37,9 @@ func (d *Driver) startProbe() {
 	})
 }
 
-// probeLoop probes until ctx ends, at an interval that follows its cost.
+// probeLoop probes until ctx ends, at an interval that follows its cost,
+// and after each probe analyzes the tables whose statistics are stale
+// (analyze.go).
 func (d *Driver) probeLoop(ctx context.Context) {
 	defer close(d.probeDone)
 	wait := probeMinInterval
@@ -54,6 +56,9 @@ func (d *Driver) probeLoop(ctx context.Context) {
 			d.log.WarnContext(ctx, "postgres: the claim-mark probe failed; claims keep their marks until the next", "err", err)
 		}
 		wait = max(probeMinInterval, probeCostFactor*time.Since(start))
+		if _, err := d.analyzeStale(ctx); err != nil && ctx.Err() == nil {
+			d.log.WarnContext(ctx, "postgres: analyzing stale tables failed; the next probe tries again", "err", err)
+		}
 	}
 }
 

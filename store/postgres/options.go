@@ -48,6 +48,12 @@ type Options struct {
 	// so history past retention lingers up to one partition's width. From
 	// one hour to 30 days. Defaults to 24 hours (DefaultEventPartition).
 	EventPartition time.Duration
+	// DisableAnalyze stops the driver from analyzing its own tables when
+	// their statistics go stale (see analyze.go: plans made while the jobs
+	// table was small would otherwise scan it whole until the next
+	// ANALYZE, which never comes with autovacuum off). Set it when you
+	// manage statistics yourself. Defaults to false.
+	DisableAnalyze bool
 
 	// tracer, set by tests, sees every statement and batch sent.
 	tracer tracer

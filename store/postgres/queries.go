@@ -31,13 +31,13 @@ const (
 	// aborted, in progress, or NULL when too old to know.
 	qXactStatus = `SELECT pg_xact_status($1::bigint::text::xid8)`
 
-	// qJobUpdate is a compare-and-swap of many rows: a row changes only
-	// while its rev is still the one the transaction read (prev_rev). It sets
-	// the mutable columns only. stint_check_rows raises inside the statement
-	// when fewer rows matched than were sent, so the transaction cannot
-	// commit after a miss even when COMMIT is pipelined behind it.
-	//
-	// qJobInsert and qJobUpdate are built in columns_sql.go.
+	// The compare-and-swap UPDATE of many rows (jobUpdateSQL in
+	// columns_changed.go): a row changes only while its rev is still the one
+	// the transaction read (prev_rev), and only the columns the batch's
+	// transitions change are set. stint_check_rows raises inside the
+	// statement when fewer rows matched than were sent, so the transaction
+	// cannot commit after a miss even when COMMIT is pipelined behind it.
+	// qJobInsert is built in jobsql.go.
 
 	// Rows are locked in id order so that two transactions locking
 	// overlapping sets wait for each other instead of deadlocking.

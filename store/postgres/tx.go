@@ -329,7 +329,8 @@ func (t *tx) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
 		jobs[i], prev[i] = u.Job, u.PrevRev
 		t.noteQueued(&jobs[i])
 	}
-	t.pending.Queue(qJobUpdate, jobUpdateArgs(jobs, prev)...).Fn = func(br pgx.BatchResults) error {
+	mask := store.Updates(updates)
+	t.pending.Queue(jobUpdateSQL(mask), jobUpdateArgs(jobs, prev, mask)...).Fn = func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		var pe *pgconn.PgError
 		switch {

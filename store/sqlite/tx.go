@@ -35,9 +35,6 @@ type txn struct {
 	// writer's transactions; see detached).
 	detach bool
 	now    time.Time
-	// seen holds the job rows this (writing) transaction read, as they
-	// were read or last written: the base of JobUpdate's changed columns.
-	seen map[string]lifecycle.Job
 }
 
 // stmtCtx is the context statements of this transaction run under.
@@ -84,36 +81,21 @@ func (t *txn) JobInsert(ctx context.Context, jobs []lifecycle.Job) error {
 }
 
 func (t *txn) JobUpdate(ctx context.Context, updates []store.JobUpdate) error {
-	// Updates that change the same columns go out together, up to
-	// insertChunk rows per statement: one statement opens the table's and
-	// the indexes' cursors once for all its rows.
-	var order []uint64
-	byMask := map[uint64][]rowUpdate{}
+	// One set of columns for the whole batch, the union of the updates'
+	// changes (store.Updates), up to insertChunk rows per statement: one
+	// statement opens the table's and the indexes' cursors once for all its
+	// rows, and the statements are the same few from batch to batch
+	// (prepared once; a set per update made many, each parsed anew).
+	mask := store.Updates(updates)
+	rows := make([]rowUpdate, len(updates))
 	for i := range updates {
-		u := &updates[i]
-		args := mutableArgs(&u.Job)
-		mask := allColumns
-		if old, ok := t.seen[u.Job.ID]; ok && old.Rev == u.PrevRev {
-			mask, args = changedColumns(mutableArgs(&old), args)
-		}
-		if _, ok := byMask[mask]; !ok {
-			order = append(order, mask)
-		}
-		byMask[mask] = append(byMask[mask], rowUpdate{u: u, args: args})
+		rows[i] = rowUpdate{u: &updates[i], args: maskedArgs(&updates[i].Job, mask)}
 	}
-	for _, mask := range order {
-		rows := byMask[mask]
-		for len(rows) > 0 {
-			chunk := rows[:min(len(rows), insertChunk)]
-			rows = rows[len(chunk):]
-			if err := t.updateRows(ctx, mask, chunk); err != nil {
-				return err
-			}
-		}
-	}
-	if t.seen != nil {
-		for i := range updates {
-			t.seen[updates[i].Job.ID] = updates[i].Job
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), insertChunk)]
+		rows = rows[len(chunk):]
+		if err := t.updateRows(ctx, mask, chunk); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -249,9 +231,7 @@ func (t *txn) JobList(ctx context.Context, p store.JobListParams) ([]lifecycle.J
 
 // jobs runs a query whose columns are jobColumns.
 func (t *txn) jobs(ctx context.Context, query string, args ...any) ([]lifecycle.Job, error) {
-	jobs, err := collect(ctx, t, query, newJobScanner().scan, args...)
-	t.remember(jobs)
-	return jobs, err
+	return collect(ctx, t, query, newJobScanner().scan, args...)
 }
 
 func (t *txn) EventInsert(ctx context.Context, events []lifecycle.Event) error {

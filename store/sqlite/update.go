@@ -6,14 +6,12 @@ import (
 	"sync"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 )
 
-// A transition writes only the columns it changes. The writer's
-// transactions remember each job row they read (rows the engine is about to
-// transition); JobUpdate compares the new job with it and sets only the
-// mutable columns whose values differ. SQLite then skips every index none of
-// whose columns is set, and binds a handful of values instead of all of
-// them. A row not read in the transaction gets every mutable column.
+// A transition writes only the columns it changes (store.Updates, see
+// store/changed.go). SQLite then skips every index none of whose columns is
+// set, and binds a handful of values instead of all of them.
 
 // mutableNames are the columns of jobMutable, in order.
 var mutableNames = func() []string {
@@ -24,26 +22,35 @@ var mutableNames = func() []string {
 	return out
 }()
 
-// allColumns is the mask of every mutable column.
-var allColumns = uint64(1)<<len(mutableNames) - 1
+func init() {
+	if len(mutableNames) != len(store.MutableColumns) {
+		panic(fmt.Sprintf("sqlite: %d mutable columns, store.MutableColumns has %d", len(mutableNames), len(store.MutableColumns)))
+	}
+	for i, c := range mutableNames {
+		if store.MutableColumns[i] != c {
+			panic(fmt.Sprintf("sqlite: mutable column %d is %s, store.MutableColumns says %s", i, c, store.MutableColumns[i]))
+		}
+	}
+}
+
+// maskedArgs returns the values of the mutable columns of j in mask.
+func maskedArgs(j *lifecycle.Job, mask uint64) []any {
+	all := mutableArgs(j)
+	if mask == store.AllMutable {
+		return all
+	}
+	out := all[:0]
+	for i, v := range all {
+		if mask&(1<<i) != 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // updateSQL caches the UPDATE statement of each set of changed columns (a
 // bit mask over mutableNames); transitions use a few dozen sets at most.
 var updateSQL sync.Map
-
-// changedColumns returns the mask of mutable columns whose values differ
-// between old and new (mutableArgs of each), and the new values of those.
-func changedColumns(old, new []any) (uint64, []any) {
-	var mask uint64
-	var args []any
-	for i := range new {
-		if old[i] != new[i] {
-			mask |= 1 << i
-			args = append(args, new[i])
-		}
-	}
-	return mask, args
-}
 
 // updateQuery returns the UPDATE of the columns in mask, with the id and
 // the expected rev as the last two parameters.
@@ -90,20 +97,6 @@ func updateManyQuery(mask uint64, rows int) string {
 		") AS v WHERE jobs.id = v.column1 AND jobs.rev = v.column2"
 	v, _ := insertSQL.LoadOrStore(k, q)
 	return v.(string)
-}
-
-// remember records rows a writer's transaction read, as the base of later
-// updates.
-func (t *txn) remember(jobs []lifecycle.Job) {
-	if t.readOnly || len(jobs) == 0 {
-		return
-	}
-	if t.seen == nil {
-		t.seen = make(map[string]lifecycle.Job, len(jobs))
-	}
-	for _, j := range jobs {
-		t.seen[j.ID] = j
-	}
 }
 
 // insertChunk is how many rows one multi-row INSERT carries: one statement

@@ -12,6 +12,7 @@ import (
 // TestBatchedUpdateConflict: jobs updated together in one statement still
 // each need their expected rev; a stale one fails the update with a
 // revision conflict naming that job, and the transaction writes nothing.
+// The fresh batch writes only the columns it changes (Prev is the row).
 func TestBatchedUpdateConflict(t *testing.T) {
 	d, _ := openDriver(t)
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -33,12 +34,12 @@ func TestBatchedUpdateConflict(t *testing.T) {
 			}
 			var us []store.JobUpdate
 			for _, j := range jobs {
-				prev := j.Rev
+				prev, next := j.Rev, j
 				if j.ID == stale {
 					prev = 7
 				}
-				j.Rev, j.Phase, j.UpdatedAt = j.Rev+1, "moved", now.Add(time.Second)
-				us = append(us, store.JobUpdate{Job: j, PrevRev: prev})
+				next.Rev, next.Phase, next.UpdatedAt = j.Rev+1, "moved", now.Add(time.Second)
+				us = append(us, store.JobUpdate{Job: next, PrevRev: prev, Prev: j})
 			}
 			return tx.JobUpdate(t.Context(), us)
 		})

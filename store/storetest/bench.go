@@ -22,7 +22,8 @@ const (
 
 // Bench runs the hot-path benchmarks against a backend, each on a fresh
 // store from newStore: EnqueueMany (1000 per call), ClaimN (100 per call,
-// claimed and started) and CompleteMany (100 per call). Each reports jobs/s,
+// claimed and started) and CompleteMany (100 per call, each with the record
+// its claim returned, as a pool completes). Each reports jobs/s,
 // so backends and changes can be compared with benchstat.
 func Bench(b *testing.B, newStore func(b *testing.B) store.Store) {
 	b.Run("EnqueueMany", func(b *testing.B) { benchEnqueue(b, newStore(b)) })
@@ -72,8 +73,10 @@ func benchComplete(b *testing.B, s store.Store) {
 			b.StartTimer()
 		}
 		done := make([]store.JobCompleteParams, benchCompleteBatch)
-		for i, j := range claimed[:benchCompleteBatch] {
-			done[i] = store.JobCompleteParams{OwnerParams: store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}, Result: json.RawMessage(`true`)}
+		for i := range claimed[:benchCompleteBatch] {
+			// As a pool completes: with the record its claim returned.
+			j := &claimed[i]
+			done[i] = store.JobCompleteParams{OwnerParams: store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}, Result: json.RawMessage(`true`), Held: j}
 		}
 		claimed = claimed[benchCompleteBatch:]
 		res, err := s.JobComplete(context.Background(), done)

@@ -106,6 +106,7 @@ func testIdempotency(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("enqueue_request_id_scope", func(t *testing.T) { t.Parallel(); testEnqueueRequestScope(t, newStore) })
 	t.Run("repeat_without_request_id", func(t *testing.T) { t.Parallel(); testRepeatWithoutRequest(t, newStore) })
 	t.Run("expected_rev_matches", func(t *testing.T) { t.Parallel(); testExpectedRevMatches(t, newStore) })
+	t.Run("repeat_complete_batch", func(t *testing.T) { t.Parallel(); testRepeatCompleteBatch(t, newStore) })
 }
 
 // testRepeatRequest: the same request id again, even much later and after
