@@ -49,7 +49,9 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 	if err != nil {
 		return nil, err
 	}
-	p = &JobEnqueueParams{Jobs: specs, ActorID: p.ActorID, RequestID: p.RequestID, Now: p.Now} // never the caller's
+	withDefaults := *p // every field kept; the specs are never the caller's
+	withDefaults.Jobs = specs
+	p = &withDefaults
 	// Validate everything before writing anything: a bad spec rejects the batch.
 	for i := range p.Jobs {
 		if err := p.Jobs[i].Validate(t); err != nil {
