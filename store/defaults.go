@@ -114,8 +114,8 @@ func (e *engine) withDefaults(ctx context.Context, tx Tx, specs []lifecycle.Spec
 // some, re-read at most every limitsRefresh by the enqueue's time t (and
 // at once after a change on this node).
 func (l *limits) specDefaults(ctx context.Context, qt QueueTx, t time.Time) (map[string]SpecDefaults, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.dmu.Lock()
+	defer l.dmu.Unlock()
 	if !l.defaultsAt.IsZero() && t.Sub(l.defaultsAt) < limitsRefresh && !t.Before(l.defaultsAt) {
 		return l.defaults, nil
 	}

@@ -29,7 +29,9 @@ type limits struct {
 	// turn rotates which tenant a fair claim serves first.
 	turn int
 	// defaults are the job defaults of the queue and kind rows that have
-	// some (defaults.go), read at defaultsAt by the store's clock.
+	// some (defaults.go), read at defaultsAt by the store's clock, under
+	// their own lock: enqueues never wait for the claims' bookkeeping.
+	dmu        sync.Mutex
 	defaults   map[string]SpecDefaults
 	defaultsAt time.Time
 }
@@ -39,8 +41,11 @@ func newLimits() *limits { return &limits{workers: map[string]time.Time{}} }
 // forget makes the next claim re-read the names.
 func (l *limits) forget() {
 	l.mu.Lock()
-	l.at, l.defaultsAt = time.Time{}, time.Time{}
+	l.at = time.Time{}
 	l.mu.Unlock()
+	l.dmu.Lock()
+	l.defaultsAt = time.Time{}
+	l.dmu.Unlock()
 }
 
 // limited returns which of queues need their settings read, and the kinds
