@@ -120,6 +120,7 @@ func TestEveryCommandThroughServer(t *testing.T) {
 		"stint webhooks rm": "TestRunsAndWebhooksThroughServer", "stint webhooks test": "TestRunsAndWebhooksThroughServer",
 		"stint outbox ls": "TestRunsAndWebhooksThroughServer", "stint outbox replay": "TestRunsAndWebhooksThroughServer",
 		"stint worker":          "TestWorkerFlagsRefused and the remote worker tests",
+		"stint jobs step":       "TestJobsStep (a step of the job an --exec command runs for)",
 		"stint webhooks listen": "a receiver: it opens no store",
 	}
 	here := map[string]func(t *testing.T){}

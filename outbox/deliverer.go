@@ -28,6 +28,10 @@ type Config struct {
 	// BatchLimit is the most messages of a [BatchSender]'s webhooks one
 	// worker claims at a time. Defaults to 1000.
 	BatchLimit int
+	// BatchWorkers is how many of the Workers claim for the BatchSender
+	// (the others deliver over HTTP only). Defaults to Workers (all); at
+	// most Workers.
+	BatchWorkers int
 	// Timeout bounds one HTTP request. Defaults to 10s.
 	Timeout time.Duration
 	// Lease is how long a claimed message is held before another deliverer
@@ -62,6 +66,8 @@ func (c Config) WithDefaults() Config {
 	def(&c.Workers, 4)
 	def(&c.Limit, 16)
 	def(&c.BatchLimit, 1000)
+	def(&c.BatchWorkers, c.Workers)
+	c.BatchWorkers = min(c.BatchWorkers, c.Workers)
 	def(&c.MaxAttempts, 10)
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -137,11 +143,11 @@ func (d *Deliverer) Start(ctx context.Context) error {
 		return nil
 	}
 	ctx, d.cancel = context.WithCancel(ctx)
-	for range d.cfg.Workers {
+	for i := range d.cfg.Workers {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.work(ctx)
+			d.work(ctx, i < d.cfg.BatchWorkers)
 		}()
 	}
 	return nil
@@ -160,9 +166,9 @@ func (d *Deliverer) Stop() {
 	d.wg.Wait()
 }
 
-func (d *Deliverer) work(ctx context.Context) {
+func (d *Deliverer) work(ctx context.Context, batch bool) {
 	for ctx.Err() == nil {
-		n, err := d.Pass(ctx)
+		n, err := d.pass(ctx, batch)
 		if err != nil && ctx.Err() == nil {
 			d.log.Warn("outbox pass failed", "err", err)
 		}
@@ -179,7 +185,10 @@ func (d *Deliverer) work(ctx context.Context) {
 // Pass claims up to Limit messages and delivers them in order, returning
 // how many it claimed; with a [BatchSender], it first claims and sends up to
 // BatchLimit messages of the sender's webhooks.
-func (d *Deliverer) Pass(ctx context.Context) (int, error) {
+func (d *Deliverer) Pass(ctx context.Context) (int, error) { return d.pass(ctx, true) }
+
+// pass is Pass; only with batch does it claim for the BatchSender.
+func (d *Deliverer) pass(ctx context.Context, batch bool) (int, error) {
 	var n int
 	var skip []string
 	if d.batch != nil {
@@ -187,7 +196,7 @@ func (d *Deliverer) Pass(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if len(ids) > 0 && d.batch.Available() {
+		if batch && len(ids) > 0 && d.batch.Available() {
 			k, err := d.passBatch(ctx, ids)
 			if err != nil {
 				return k, err

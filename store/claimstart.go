@@ -81,6 +81,8 @@ func (e *engine) claimStart(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 		return nil, false, true, err
 	}
 	out = make([]Job, 0, len(prev))
+	b.written = slices.Grow(b.written, len(prev))
+	b.events = slices.Grow(b.events, 2*len(prev))
 	for i := range prev {
 		j, err := claimStep(b, &prev[i], wrote[i], p, notBefore(t, prev[i]))
 		if err != nil {
@@ -100,8 +102,9 @@ func claimStep(b *batch, prev *lifecycle.Job, w ClaimWrote, p *JobClaimParams, a
 	if err != nil {
 		return Job{}, fmt.Errorf("store: the claim statement took job %s, which lifecycle refuses to claim: %w", prev.ID, err)
 	}
-	b.addWritten(prev, s)
 	if p.Start {
+		// Only the started job is the row's: the claimed one is an event.
+		b.events = append(b.events, *s.Event)
 		c.Op, c.RequestID = lifecycle.OpStart, ""
 		started, err := lifecycle.Apply(s.Job, c, at)
 		if err != nil {
@@ -109,6 +112,8 @@ func claimStep(b *batch, prev *lifecycle.Job, w ClaimWrote, p *JobClaimParams, a
 		}
 		b.addWritten(&s.Job, started)
 		s = started
+	} else {
+		b.addWritten(prev, s)
 	}
 	j := s.Job
 	if j.Rev != w.Rev || !j.UpdatedAt.Equal(w.UpdatedAt) || j.LeaseExpiresAt == nil || !j.LeaseExpiresAt.Equal(w.LeaseExpiresAt) || !sameTime(j.TimeoutAt, w.TimeoutAt) {

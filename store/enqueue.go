@@ -45,6 +45,13 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 	if err != nil {
 		return nil, err
 	}
+	specs, err := e.withDefaults(ctx, tx, p.Jobs, t)
+	if err != nil {
+		return nil, err
+	}
+	withDefaults := *p // every field kept; the specs are never the caller's
+	withDefaults.Jobs = specs
+	p = &withDefaults
 	// Validate everything before writing anything: a bad spec rejects the batch.
 	for i := range p.Jobs {
 		if err := p.Jobs[i].Validate(t); err != nil {

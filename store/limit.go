@@ -28,6 +28,12 @@ type limits struct {
 	workers map[string]time.Time // worker id → when its claim was last recorded
 	// turn rotates which tenant a fair claim serves first.
 	turn int
+	// defaults are the job defaults of the queue and kind rows that have
+	// some (defaults.go), read at defaultsAt by the store's clock, under
+	// their own lock: enqueues never wait for the claims' bookkeeping.
+	dmu        sync.Mutex
+	defaults   map[string]SpecDefaults
+	defaultsAt time.Time
 }
 
 func newLimits() *limits { return &limits{workers: map[string]time.Time{}} }
@@ -37,6 +43,9 @@ func (l *limits) forget() {
 	l.mu.Lock()
 	l.at = time.Time{}
 	l.mu.Unlock()
+	l.dmu.Lock()
+	l.defaultsAt = time.Time{}
+	l.dmu.Unlock()
 }
 
 // limited returns which of queues need their settings read, and the kinds

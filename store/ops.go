@@ -164,6 +164,8 @@ func (e *engine) complete(ctx context.Context, ps []JobCompleteParams, useHeld b
 	var out []Result
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		out = make([]Result, len(ps))
+		b.updates = make([]JobUpdate, 0, len(ps))
+		b.events = make([]lifecycle.Event, 0, len(ps))
 		byID := make(map[string]lifecycle.Job, len(ps))
 		if len(ids) == 0 {
 			if h, ok := tx.(WriteHint); ok {

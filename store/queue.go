@@ -32,6 +32,9 @@ type QueueSettings struct {
 	// (env ConcurrencyKeyEnv) claimed or running at once; 0 is no limit.
 	// Jobs of a key at its limit wait without holding back other keys.
 	KeyLimit int `json:"key_limit,omitempty"`
+	// Defaults are given to the jobs enqueued into the queue (or of the
+	// kind, on a kind's row) that do not say (see SpecDefaults).
+	Defaults SpecDefaults `json:"defaults,omitzero"`
 	// RateLog holds the starts of the last RateInterval, which a claim
 	// counts and adds to.
 	RateLog RateLog `json:"-"`
@@ -57,6 +60,12 @@ type QueueLimits struct {
 	KeyLimit     *int
 	// Weights, when not nil, replaces the tenants' weights.
 	Weights map[string]int
+	// DefaultMaxAttempts, DefaultTimeout and DefaultPriority set the
+	// defaults of the jobs enqueued into the queue (or of the kind) that
+	// do not say; 0 removes one.
+	DefaultMaxAttempts *int
+	DefaultTimeout     *time.Duration
+	DefaultPriority    *int
 }
 
 // Worker is a worker as the store last saw it claim.
@@ -96,6 +105,9 @@ type QueueTx interface {
 	QueuePut(ctx context.Context, q QueueSettings) error
 	// QueueList returns every queue's settings ordered by name.
 	QueueList(ctx context.Context) ([]QueueSettings, error)
+	// QueueDefaults returns the job defaults of the queue and kind rows
+	// that have some, by row name.
+	QueueDefaults(ctx context.Context) (map[string]SpecDefaults, error)
 	// QueueTenants returns up to limit tenants with queued jobs in queue.
 	QueueTenants(ctx context.Context, queue string, limit int) ([]string, error)
 	// JobClaimableTenant is JobClaimable for the jobs of one tenant in
@@ -235,13 +247,25 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		if l.Weights != nil {
 			q.Weights = l.Weights
 		}
+		if l.DefaultMaxAttempts != nil {
+			q.Defaults.MaxAttempts = *l.DefaultMaxAttempts
+		}
+		if l.DefaultTimeout != nil {
+			q.Defaults.Timeout = *l.DefaultTimeout
+		}
+		if l.DefaultPriority != nil {
+			q.Defaults.Priority = *l.DefaultPriority
+		}
+		if err := q.Defaults.validate(); err != nil {
+			return err
+		}
 		for tenant, w := range q.Weights {
 			if w < 1 || w > 1000 {
 				return lifecycle.Validationf("weight %d of tenant %q: give 1 to 1000", w, tenant)
 			}
 		}
 		if _, kind := limitedKind(name); kind && (q.Paused || q.MaxRunning != 0 || q.KeyLimit != 0 || q.FairTenants || len(q.Weights) > 0) {
-			return lifecycle.Validationf("kind %s: a kind takes only a rate limit (--rate with --per); limit the queue for the rest", strings.TrimPrefix(name, kindPrefix))
+			return lifecycle.Validationf("kind %s: a kind takes only a rate limit (--rate with --per) and job defaults; limit the queue for the rest", strings.TrimPrefix(name, kindPrefix))
 		}
 		switch {
 		case q.MaxRunning < 0 || q.MaxRunning > MaxBatch*100:

@@ -11,9 +11,11 @@ import (
 
 const (
 	// qOutboxHeadsOf is qOutboxHeads for the webhooks in ?4 (all when ?3 is
-	// 0) and not in ?5.
+	// 0) and not in ?5. It scans from the oldest pending message on, not
+	// over every delivered one before it (the table is scanned in id order).
 	qOutboxHeadsOf = `SELECT id, ` + outboxColumns + ` FROM outbox o
-    WHERE o.state = 'pending' AND o.next_attempt_at <= ?1
+    WHERE o.id >= (SELECT coalesce(min(id), 0) FROM outbox WHERE state = 'pending')
+      AND o.state = 'pending' AND o.next_attempt_at <= ?1
       AND (?3 = 0 OR o.webhook_id IN (SELECT value FROM json_each(?4)))
       AND o.webhook_id NOT IN (SELECT value FROM json_each(?5))
       AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.state = 'pending' AND p.webhook_id = o.webhook_id
