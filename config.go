@@ -22,6 +22,9 @@ const (
 	DefaultFetchLimit    = 100
 	DefaultCompleteBatch = 1000
 	DefaultShutdownGrace = 10 * time.Second
+	// MaxTopics is the most topic patterns a pool claims by (the server's
+	// worker API takes as many in one claim).
+	MaxTopics = 100
 )
 
 // Config configures a [Pool]. Zero fields take the defaults named on each.
@@ -33,6 +36,12 @@ type Config struct {
 	// Queues maps each queue the pool works to the most jobs of it that run
 	// at once in this pool. Defaults to {"default": 100}.
 	Queues map[string]int
+	// Topics, when set, are topic patterns (such as "job.chat.*" or
+	// "job.>"; see lifecycle.MatchTopic): the pool then claims only the
+	// jobs of its queues whose topic matches one of them, and never a job
+	// without a topic. The same filter a remote worker's claim takes.
+	// Defaults to none: every job of the queues, whatever its topic.
+	Topics []string
 	// WorkerID names this pool as the owner of its leases and in events.
 	// Unique per pool. Defaults to hostname-pid-random.
 	WorkerID string
@@ -150,6 +159,14 @@ func (c Config) validate() error {
 		}
 		if n < 1 || n > store.MaxBatch {
 			return fmt.Errorf("stint: Config.Queues[%q] is %d: give each queue 1 to %d workers", q, n, store.MaxBatch)
+		}
+	}
+	if len(c.Topics) > MaxTopics {
+		return fmt.Errorf("stint: Config.Topics has %d patterns: give at most %d", len(c.Topics), MaxTopics)
+	}
+	for _, t := range c.Topics {
+		if err := lifecycle.CheckTopicPattern(t); err != nil {
+			return fmt.Errorf("stint: Config.Topics: %w", err)
 		}
 	}
 	switch {

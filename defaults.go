@@ -16,7 +16,10 @@ import (
 //
 // Precedence, for each field on its own: what the job's spec says, then
 // its kind's defaults, then its queue's, then the pool's or client's own
-// (Config.LeaseTTL, Config.Backoff) or stint's.
+// (Config.LeaseTTL, Config.Backoff) or stint's. The client's fill the spec
+// before the store sees it: the job defaults kept in the database
+// (store.SpecDefaults, set with Client.LimitQueue), which every enqueue
+// path applies, come after them.
 type JobDefaults struct {
 	// LeaseTTL is how long a claim of these jobs lasts without a heartbeat
 	// (pool only); they heartbeat every LeaseTTL/3.

@@ -120,7 +120,7 @@ func (f *fetcher) groups() []leaseGroup {
 // claimKinds claims up to n jobs of kinds with leases of ttl; see claim.
 func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Duration, n int, last bool) int {
 	params := &store.JobClaimParams{
-		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds,
+		WorkerID: f.p.cfg.WorkerID, Queues: []string{f.queue}, Kinds: kinds, Topics: f.p.cfg.Topics,
 		Limit: n, LeaseTTL: ttl, Start: true, RequestID: uuid.NewString(),
 	}
 	var r *retrier

@@ -72,6 +72,7 @@ func NewPool(s store.Store, mux *Mux, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg.Queues = maps.Clone(cfg.Queues)
+	cfg.Topics = slices.Clone(cfg.Topics)
 	maint, err := newMaintainer(s, cfg)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,14 @@ type RemoteConfig struct {
 	ServerCPU, DatabaseCPU func() (time.Duration, error)
 	// Verify checks the database at the end; nil when not reachable.
 	Verify func(context.Context) (store.VerifyReport, error)
+	// Embedded, when set, opens a store straight on the server's database:
+	// before the remote pools start, one embedded pool with as many
+	// handlers as the remote pools have in all (Pools × Slots) works the
+	// same number of jobs, enqueued the same way at the same offered rate,
+	// so that the two are compared in one run. EmbeddedDatabaseCPU reads
+	// the CPU its database backends have used so far; nil when not known.
+	Embedded            func(context.Context) (store.Store, error)
+	EmbeddedDatabaseCPU func() (time.Duration, error)
 }
 
 // RemoteReport is what a remote benchmark measured.
@@ -55,9 +64,14 @@ type RemoteReport struct {
 	P99MS               float64 `json:"end_to_end_p99_ms"`
 	ServerCPUPerJobUS   float64 `json:"server_cpu_per_job_us,omitempty"`
 	DatabaseCPUPerJobUS float64 `json:"database_cpu_per_job_us,omitempty"`
-	IdleSeconds         float64 `json:"idle_seconds,omitempty"`
-	ServerIdleCores     float64 `json:"server_idle_cores,omitempty"`
-	DatabaseIdleCores   float64 `json:"database_idle_cores,omitempty"`
+	// ClientCPUPerJobUS is this process's CPU per job: the remote pools and
+	// the producer.
+	ClientCPUPerJobUS float64 `json:"client_cpu_per_job_us"`
+	// Embedded is the embedded pool's phase, when it ran.
+	Embedded          *EmbeddedReport `json:"embedded,omitempty"`
+	IdleSeconds       float64         `json:"idle_seconds,omitempty"`
+	ServerIdleCores   float64         `json:"server_idle_cores,omitempty"`
+	DatabaseIdleCores float64         `json:"database_idle_cores,omitempty"`
 	// Runs counts handler executions; ExactlyOnce is true when every job ran once.
 	Runs        int      `json:"runs"`
 	ExactlyOnce bool     `json:"exactly_once"`
@@ -95,7 +109,14 @@ const remoteKind = "bench.remote"
 func RunRemote(ctx context.Context, cfg RemoteConfig) (RemoteReport, error) {
 	cfg.withDefaults()
 	rep := RemoteReport{Pools: cfg.Pools, Slots: cfg.Slots, Jobs: cfg.Jobs, Batch: cfg.Batch, OfferedRate: cfg.Rate}
-	r := &remoteRun{cfg: cfg, runs: make(map[string]int, cfg.Jobs), lat: make([]time.Duration, 0, cfg.Jobs), all: make(chan struct{})}
+	r := &remoteRun{cfg: cfg}
+	if cfg.Embedded != nil {
+		e, err := r.embedded(ctx)
+		if err != nil {
+			return rep, err
+		}
+		rep.Embedded = &e
+	}
 	stop, err := r.startPools(ctx)
 	defer stop()
 	if err != nil {
@@ -104,21 +125,93 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) (RemoteReport, error) {
 	if err := r.idle(ctx, &rep); err != nil {
 		return rep, err
 	}
-	if err := r.load(ctx, &rep); err != nil {
+	ph := r.begin(remoteQueue)
+	m, err := r.meter()
+	if err != nil {
 		return rep, err
 	}
-	r.check(ctx, &rep)
+	self, err := ProcCPU(os.Getpid())
+	if err != nil {
+		return rep, err
+	}
+	if rep.EnqueueRate, err = r.load(ctx, ph); err != nil {
+		return rep, err
+	}
+	server, db, secs, err := m.read()
+	if err != nil {
+		return rep, err
+	}
+	rep.Seconds = secs
+	rep.WorkedRate = float64(cfg.Jobs) / secs
+	if now, err := ProcCPU(os.Getpid()); err == nil {
+		rep.ClientCPUPerJobUS = float64((now - self).Microseconds()) / float64(cfg.Jobs)
+	}
+	if rep.Embedded != nil && rep.Embedded.WorkedRate > 0 {
+		rep.Embedded.RemoteShare = rep.WorkedRate / rep.Embedded.WorkedRate
+	}
+	if cfg.ServerCPU != nil {
+		rep.ServerCPUPerJobUS = float64(server.Microseconds()) / float64(cfg.Jobs)
+	}
+	if cfg.DatabaseCPU != nil {
+		rep.DatabaseCPUPerJobUS = float64(db.Microseconds()) / float64(cfg.Jobs)
+	}
+	rep.P50MS, rep.P99MS = ph.latency()
+	rep.Runs, rep.ExactlyOnce, rep.Problems = ph.check()
+	r.verify(ctx, &rep)
 	return rep, nil
 }
 
+// The queues of the two phases: each phase's pools claim only its own.
+const (
+	remoteQueue   = "bench"
+	embeddedQueue = "bench-embedded"
+)
+
 type remoteRun struct {
 	cfg RemoteConfig
+	cur atomic.Pointer[phase] // the phase the handler counts for
+}
 
-	mu   sync.Mutex
-	runs map[string]int
-	lat  []time.Duration
-	ran  atomic.Int64
-	all  chan struct{} // closed when Jobs handlers ran
+// phase is what one phase's handlers saw.
+type phase struct {
+	queue string
+	jobs  int
+	mu    sync.Mutex
+	runs  map[string]int
+	lat   []time.Duration
+	ran   atomic.Int64
+	all   chan struct{} // closed when jobs handlers ran
+}
+
+// begin starts counting for a phase of cfg.Jobs jobs in queue.
+func (r *remoteRun) begin(queue string) *phase {
+	ph := &phase{queue: queue, jobs: r.cfg.Jobs, runs: make(map[string]int, r.cfg.Jobs), lat: make([]time.Duration, 0, r.cfg.Jobs), all: make(chan struct{})}
+	r.cur.Store(ph)
+	return ph
+}
+
+// latency returns the end-to-end p50 and p99 in milliseconds.
+func (ph *phase) latency() (p50, p99 float64) {
+	ph.mu.Lock()
+	lat := slices.Clone(ph.lat)
+	ph.mu.Unlock()
+	slices.Sort(lat)
+	return ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99))
+}
+
+// check counts the runs: exactly once when every job ran once.
+func (ph *phase) check() (runs int, once bool, problems []string) {
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	runs = int(ph.ran.Load())
+	once = len(ph.runs) == ph.jobs
+	for id, n := range ph.runs {
+		if n != 1 {
+			once = false
+			problems = append(problems, fmt.Sprintf("job %s ran %d times", id, n))
+		}
+	}
+	return runs, once && runs == ph.jobs, problems
 }
 
 // startPools starts the pools, each on a store of its own (its own
@@ -143,7 +236,7 @@ func (r *remoteRun) startPools(ctx context.Context) (func(), error) {
 		if err != nil {
 			return stop, err
 		}
-		p, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{"bench": r.cfg.Slots}, WorkerID: fmt.Sprint("bench-pool-", i), Logger: log})
+		p, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{remoteQueue: r.cfg.Slots}, WorkerID: fmt.Sprint("bench-pool-", i), Logger: log})
 		if err != nil {
 			st.Close()
 			return stop, err
@@ -167,12 +260,13 @@ func (r *remoteRun) handle(_ context.Context, j *stint.Job) error {
 	now := time.Now()
 	var sent struct{ T int64 }
 	_ = json.Unmarshal(j.Payload(), &sent)
-	r.mu.Lock()
-	r.runs[j.ID()]++
-	r.lat = append(r.lat, now.Sub(time.Unix(0, sent.T)))
-	r.mu.Unlock()
-	if r.ran.Add(1) == int64(r.cfg.Jobs) {
-		close(r.all)
+	ph := r.cur.Load()
+	ph.mu.Lock()
+	ph.runs[j.ID()]++
+	ph.lat = append(ph.lat, now.Sub(time.Unix(0, sent.T)))
+	ph.mu.Unlock()
+	if ph.ran.Add(1) == int64(ph.jobs) {
+		close(ph.all)
 	}
 	return nil
 }
@@ -182,8 +276,9 @@ func (r *remoteRun) idle(ctx context.Context, rep *RemoteReport) error {
 	if r.cfg.Idle < 0 || r.cfg.ServerCPU == nil {
 		return nil
 	}
-	// Let the pools reach their first long poll before measuring.
-	if err := pause(ctx, 2*time.Second); err != nil {
+	// Let the pools reach their first long poll (and the server's first
+	// maintenance passes) before measuring: a moment more with many pools.
+	if err := pause(ctx, max(2*time.Second, time.Duration(r.cfg.Pools)*10*time.Millisecond)); err != nil {
 		return err
 	}
 	m, err := r.meter()
@@ -214,81 +309,50 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// load enqueues the jobs at the offered rate and waits until all ran.
-func (r *remoteRun) load(ctx context.Context, rep *RemoteReport) error {
+// load enqueues the phase's jobs through the API at the offered rate,
+// waits until all ran, and returns the enqueue rate reached.
+func (r *remoteRun) load(ctx context.Context, ph *phase) (float64, error) {
 	producer, err := remote.New(remote.Options{URL: r.cfg.URL, Token: r.cfg.Token})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer producer.Close()
-	m, err := r.meter()
-	if err != nil {
-		return err
-	}
 	start := time.Now()
 	every := time.Duration(float64(r.cfg.Batch) / r.cfg.Rate * float64(time.Second))
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(max(every, time.Microsecond))
 	defer tick.Stop()
 	for sent := 0; sent < r.cfg.Jobs; {
 		n := min(r.cfg.Batch, r.cfg.Jobs-sent)
 		at := time.Now().UnixNano()
 		specs := make([]lifecycle.Spec, n)
 		for i := range specs {
-			specs[i] = lifecycle.Spec{Kind: remoteKind, Queue: "bench", Payload: json.RawMessage(fmt.Sprintf(`{"t":%d}`, at))}
+			specs[i] = lifecycle.Spec{Kind: remoteKind, Queue: ph.queue, Payload: json.RawMessage(fmt.Sprintf(`{"t":%d}`, at))}
 		}
 		if _, err := producer.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs}); err != nil {
-			return fmt.Errorf("enqueue: %w", err)
+			return 0, fmt.Errorf("enqueue: %w", err)
 		}
 		sent += n
 		if sent < r.cfg.Jobs {
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return 0, ctx.Err()
 			case <-tick.C: // a batch late on its tick is sent at once: the rate offered is kept when possible
 			}
 		}
 	}
-	rep.EnqueueRate = float64(r.cfg.Jobs) / time.Since(start).Seconds()
+	rate := float64(r.cfg.Jobs) / time.Since(start).Seconds()
 	select {
-	case <-r.all:
+	case <-ph.all:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	case <-time.After(Patience + time.Duration(float64(r.cfg.Jobs)/r.cfg.Rate*float64(time.Second))):
-		return fmt.Errorf("bench: only %d of %d jobs ran", r.ran.Load(), r.cfg.Jobs)
+		return 0, fmt.Errorf("bench: only %d of %d jobs ran", ph.ran.Load(), r.cfg.Jobs)
 	}
-	server, db, secs, err := m.read()
-	if err != nil {
-		return err
-	}
-	rep.Seconds = secs
-	rep.WorkedRate = float64(r.cfg.Jobs) / secs
-	if r.cfg.ServerCPU != nil {
-		rep.ServerCPUPerJobUS = float64(server.Microseconds()) / float64(r.cfg.Jobs)
-	}
-	if r.cfg.DatabaseCPU != nil {
-		rep.DatabaseCPUPerJobUS = float64(db.Microseconds()) / float64(r.cfg.Jobs)
-	}
-	r.mu.Lock()
-	lat := slices.Clone(r.lat)
-	r.mu.Unlock()
-	slices.Sort(lat)
-	rep.P50MS, rep.P99MS = ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99))
-	return nil
+	return rate, nil
 }
 
-// check counts the runs and verifies the database.
-func (r *remoteRun) check(ctx context.Context, rep *RemoteReport) {
-	r.mu.Lock()
-	rep.Runs = int(r.ran.Load())
-	once := len(r.runs) == r.cfg.Jobs
-	for id, n := range r.runs {
-		if n != 1 {
-			once = false
-			rep.Problems = append(rep.Problems, fmt.Sprintf("job %s ran %d times", id, n))
-		}
-	}
-	r.mu.Unlock()
-	rep.ExactlyOnce = once && rep.Runs == r.cfg.Jobs
+// verify checks the database.
+func (r *remoteRun) verify(ctx context.Context, rep *RemoteReport) {
 	if r.cfg.Verify == nil {
 		return
 	}
@@ -334,7 +398,8 @@ func (r *remoteRun) cpu() (server, db time.Duration, err error) {
 	return server, db, err
 }
 
-// OK reports whether the run was exactly once and (when checked) verified clean.
+// OK reports whether the run was exactly once in every phase and (when
+// checked) verified clean.
 func (rep RemoteReport) OK() bool {
-	return rep.ExactlyOnce && len(rep.Problems) == 0
+	return rep.ExactlyOnce && len(rep.Problems) == 0 && (rep.Embedded == nil || rep.Embedded.ExactlyOnce && len(rep.Embedded.Problems) == 0)
 }

@@ -28,6 +28,9 @@ type BenchConfig struct {
 	Jobs int
 	// Bridge tunes the bridge; its URL, names and subjects are the bench's own.
 	Bridge Config
+	// Outbox tunes the outbox deliverer that publishes the events (its
+	// client is the bridge's).
+	Outbox outbox.Config
 }
 
 // BenchReport is what [Bench] measured. Times come from the events: a
@@ -73,7 +76,12 @@ func Bench(ctx context.Context, st store.Store, c BenchConfig) (BenchReport, err
 		return BenchReport{}, err
 	}
 	defer b.Stop()
-	d, err := outbox.New(st, &outbox.Config{Client: &http.Client{Transport: b.Transport(nil)}, Interval: 10 * time.Millisecond})
+	oc := c.Outbox
+	oc.Client = &http.Client{Transport: b.Transport(nil)}
+	if oc.Interval <= 0 {
+		oc.Interval = 10 * time.Millisecond
+	}
+	d, err := outbox.New(st, &oc)
 	if err != nil {
 		return BenchReport{}, err
 	}

@@ -25,6 +25,13 @@ type Bridge struct {
 	ev  *eventCache
 	out *inflight
 
+	// Fault hooks of the tests: enqueueHook sees the job_ids of each
+	// enqueue transaction before it runs; publishHook is called with each
+	// event's Nats-Msg-Id before its publish, and an error it returns is
+	// that publish's failure.
+	enqueueHook func(jobIDs []string)
+	publishHook func(msgID string) error
+
 	mu     sync.Mutex
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -47,7 +54,7 @@ func New(st store.Store, cfg Config) (*Bridge, error) {
 
 // Start connects to NATS, creates the streams, consumers and the outbox
 // subscription that are missing, and starts intake, dispatch and results.
-// It fails when the bus cannot be reached within ctx or 10s; once started,
+// It fails when the bus cannot be set up within ctx or 30s; once started,
 // the bridge reconnects on its own (with backoff) whenever the bus goes away.
 func (b *Bridge) Start(ctx context.Context) error {
 	b.mu.Lock()
@@ -66,15 +73,13 @@ func (b *Bridge) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bus: connect to %s: %w", b.cfg.URL, err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(asyncPending))
 	if err != nil {
 		nc.Close()
 		return fmt.Errorf("bus: %w", err)
 	}
 	b.nc, b.js = nc, js
-	setup, done := context.WithTimeout(ctx, 10*time.Second)
-	defer done()
-	if err := b.setup(setup); err != nil {
+	if err := b.setupRetrying(ctx); err != nil {
 		nc.Close()
 		return fmt.Errorf("bus: set up the streams on %s: %w (is JetStream enabled? nats-server -js)", b.cfg.URL, err)
 	}
@@ -109,6 +114,33 @@ func (b *Bridge) Stop() {
 	}
 }
 
+// setupWithin bounds the set-up at Start, and setupAttempt each try of it:
+// a server restarting meanwhile loses requests, which a new try repeats.
+const (
+	setupWithin  = 30 * time.Second
+	setupAttempt = 3 * time.Second
+)
+
+// setupRetrying runs setup until it succeeds or setupWithin passes.
+func (b *Bridge) setupRetrying(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, setupWithin)
+	defer cancel()
+	for n := 1; ; n++ {
+		try, done := context.WithTimeout(ctx, setupAttempt)
+		err := b.setup(try)
+		done()
+		if err == nil {
+			return nil
+		}
+		if n == 1 || n%5 == 0 {
+			b.log.Warn("bus set-up failed; retrying", "err", err, "attempt", n)
+		}
+		if ctx.Err() != nil || !b.pause(ctx, backoff(n)) {
+			return err
+		}
+	}
+}
+
 // setup creates what is missing: the four streams, the bridge's consumers
 // and its outbox subscription. What exists is left as it is.
 func (b *Bridge) setup(ctx context.Context) error {
@@ -129,6 +161,10 @@ func (b *Bridge) setup(ctx context.Context) error {
 
 // connected reports whether the bus is reachable now.
 func (b *Bridge) connected() bool { return b.nc != nil && b.nc.IsConnected() }
+
+// asyncPending bounds the publishes awaiting their acknowledgement (event
+// batches of several outbox workers, and dispatches).
+const asyncPending = 16384
 
 // reconnectDelay backs off from 100ms to 5s between reconnect attempts.
 func reconnectDelay(attempts int) time.Duration {

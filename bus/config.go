@@ -72,18 +72,19 @@ type Config struct {
 	MaxAttempts int
 
 	// MaxInFlight bounds the unacknowledged messages of each consumer
-	// (JetStream MaxAckPending). Defaults to 1000.
+	// (JetStream MaxAckPending). Defaults to 2000.
 	MaxInFlight int
 	// MaxDispatched bounds the jobs out with bus workers at once (per
 	// bridge): more would wait in the dispatch stream while their leases
-	// run. Defaults to 500.
+	// run. Defaults to 2000.
 	MaxDispatched int
-	// Concurrency is how many messages of a fetched batch are handled at
-	// once (messages about the same job always in order, one at a time):
-	// the store commits concurrent writes together. Defaults to 32.
+	// Concurrency is how many results of a fetched batch that do not
+	// complete together (see applyResults) are handled at once (messages
+	// about the same job always in order, one at a time): the store
+	// commits concurrent writes together. Defaults to 32.
 	Concurrency int
-	// Batch is the most messages fetched, or jobs claimed, at a time.
-	// Defaults to 100.
+	// Batch is the most messages fetched (a batch of requests is one
+	// enqueue transaction), or jobs claimed, at a time. Defaults to 500.
 	Batch int
 	// MaxQueued pauses intake while the bridged queue holds this many jobs
 	// waiting to be claimed; 0 means no bound. Intake also pauses while the
@@ -136,9 +137,9 @@ func (c Config) WithDefaults() Config {
 			*v = d
 		}
 	}
-	num(&c.MaxInFlight, 1000)
-	num(&c.Batch, 100)
-	num(&c.MaxDispatched, 500)
+	num(&c.MaxInFlight, 2000)
+	num(&c.Batch, 500)
+	num(&c.MaxDispatched, 2000)
 	num(&c.Concurrency, 32)
 	num(&c.MaxPayloadBytes, lifecycle.MaxPayloadBytes)
 	if c.Logger == nil {

@@ -11,10 +11,10 @@ import (
 )
 
 // consume fetches from the bridge's consumer of stream and hands each
-// message to handle, until ctx ends. While open says no (backpressure) it
+// fetched batch to handle, until ctx ends. While open says no (backpressure) it
 // fetches nothing, so messages wait in the stream. Failures (the bus away,
 // the consumer deleted) back off and set the consumer up again.
-func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, key func(jetstream.Msg) string, handle func(context.Context, jetstream.Msg)) {
+func (b *Bridge) consume(ctx context.Context, stream string, open func(context.Context) bool, handle func(context.Context, []jetstream.Msg)) {
 	var cons jetstream.Consumer
 	fails := 0
 	failed := func(what string, err error) bool {
@@ -41,20 +41,11 @@ func (b *Bridge) consume(ctx context.Context, stream string, open func(context.C
 			}
 			cons = c
 		}
-		batch, err := cons.Fetch(b.cfg.Batch, jetstream.FetchMaxWait(time.Second))
+		msgs, err := fetch(cons, b.cfg.Batch)
+		if len(msgs) > 0 {
+			handle(ctx, msgs)
+		}
 		if err != nil {
-			cons = nil
-			if !failed("fetch", err) {
-				return
-			}
-			continue
-		}
-		var msgs []jetstream.Msg
-		for msg := range batch.Messages() {
-			msgs = append(msgs, msg)
-		}
-		b.lanes(ctx, msgs, key, handle)
-		if err := batch.Error(); err != nil && !isTimeout(err) && !errors.Is(err, jetstream.ErrNoMessages) {
 			cons = nil
 			if !failed("fetch", err) {
 				return
@@ -63,6 +54,36 @@ func (b *Bridge) consume(ctx context.Context, stream string, open func(context.C
 		}
 		fails = 0
 	}
+}
+
+// fetch takes what waits, up to n messages, at once; when nothing does,
+// it waits up to a second for the first message and takes what came with
+// it. So a backlog is handled in batches, and a lone message at once.
+func fetch(cons jetstream.Consumer, n int) ([]jetstream.Msg, error) {
+	msgs, err := drain(cons.FetchNoWait(n))
+	if len(msgs) > 0 || err != nil {
+		return msgs, err
+	}
+	if msgs, err = drain(cons.Fetch(1, jetstream.FetchMaxWait(time.Second))); len(msgs) == 0 || err != nil || n == 1 {
+		return msgs, err
+	}
+	more, err := drain(cons.FetchNoWait(n - 1))
+	return append(msgs, more...), err
+}
+
+// drain collects a fetched batch; a fetch that found nothing is no error.
+func drain(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for msg := range batch.Messages() {
+		msgs = append(msgs, msg)
+	}
+	if err := batch.Error(); err != nil && !isTimeout(err) && !errors.Is(err, jetstream.ErrNoMessages) {
+		return msgs, err
+	}
+	return msgs, nil
 }
 
 // lanes handles msgs on up to Concurrency goroutines: the messages with the

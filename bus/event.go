@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,42 +111,68 @@ type jobEventData struct {
 // publishEvent publishes one outbox message as a JobResult on EventPrefix +
 // topic, with Nats-Msg-Id = job id + revision so JetStream drops a repeat.
 func (b *Bridge) publishEvent(ctx context.Context, body []byte) error {
-	var p store.OutboxPayload
-	if err := json.Unmarshal(body, &p); err != nil {
-		return fmt.Errorf("bus: unreadable outbox payload: %w", err)
-	}
-	if p.Aggregate != store.AggregateJob {
-		return nil // run events are not the bus's
-	}
-	var d jobEventData
-	if err := json.Unmarshal(p.Data, &d); err != nil {
-		return fmt.Errorf("bus: unreadable job event: %w", err)
-	}
-	res, err := b.eventResult(ctx, d.Event)
-	if err != nil {
+	ev, err := b.eventMsg(ctx, body)
+	if err != nil || ev.msg == nil {
 		return err
 	}
 	if !b.connected() {
 		return errAway
 	}
-	m := nats.NewMsg(b.cfg.EventPrefix + res.Topic)
-	m.Data, _ = json.Marshal(res)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := b.js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprintf("%s:%d", d.Event.JobID, d.Event.Rev))); err != nil {
+	if _, err := b.js.PublishMsg(ctx, ev.msg, jetstream.WithMsgID(ev.id)); err != nil {
 		return fmt.Errorf("bus: publish event: %w", err)
 	}
-	b.m.published.Inc()
-	b.m.lag.Observe(b.cfg.Clock.Now().Sub(d.Event.At).Seconds())
-	if d.Event.ToState.Terminal() {
-		b.ev.forget(d.Event.JobID)
-	}
+	b.eventPublished(ev)
 	return nil
+}
+
+// errUnreadable is an outbox payload the bridge cannot read: retrying will
+// not help.
+var errUnreadable = errors.New("bus: unreadable outbox payload")
+
+// outEvent is one event ready to publish; msg is nil for an outbox payload
+// that is not the bus's (a run event).
+type outEvent struct {
+	msg *nats.Msg
+	id  string // Nats-Msg-Id: job id:revision
+	ev  lifecycle.Event
+}
+
+// eventMsg reads one outbox payload into the message that publishes it.
+func (b *Bridge) eventMsg(ctx context.Context, body []byte) (outEvent, error) {
+	var p store.OutboxPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return outEvent{}, fmt.Errorf("%w: %v", errUnreadable, err)
+	}
+	if p.Aggregate != store.AggregateJob {
+		return outEvent{}, nil // run events are not the bus's
+	}
+	var d jobEventData
+	if err := json.Unmarshal(p.Data, &d); err != nil {
+		return outEvent{}, fmt.Errorf("%w: the job event: %v", errUnreadable, err)
+	}
+	res, err := b.eventResult(ctx, d.Event, d.Kind)
+	if err != nil {
+		return outEvent{}, err
+	}
+	m := nats.NewMsg(b.cfg.EventPrefix + res.Topic)
+	m.Data, _ = json.Marshal(res)
+	return outEvent{msg: m, id: fmt.Sprintf("%s:%d", d.Event.JobID, d.Event.Rev), ev: d.Event}, nil
+}
+
+// eventPublished counts a published event and forgets a finished job.
+func (b *Bridge) eventPublished(e outEvent) {
+	b.m.published.Inc()
+	b.m.lag.Observe(b.cfg.Clock.Now().Sub(e.ev.At).Seconds())
+	if e.ev.ToState.Terminal() {
+		b.ev.forget(e.ev.JobID)
+	}
 }
 
 // eventResult is the JobResult of one event: the job's topic and job_id
 // (read once per job and kept), and for a terminal job its outcome.
-func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event) (JobResult, error) {
+func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event, kind string) (JobResult, error) {
 	at := ev.At
 	r := JobResult{Status: StatusOf(ev.ToState), State: ev.ToState, Event: ev.Type, Revision: ev.Rev,
 		StintJobID: ev.JobID, Attempt: ev.Attempt, LeaseID: ev.LeaseID, At: &at}
@@ -160,7 +187,11 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event) (JobResult
 	info, ok := b.ev.get(ev.JobID)
 	if !ok || ev.ToState.Terminal() {
 		j, err := b.st.JobGet(ctx, ev.JobID)
-		if err != nil {
+		switch {
+		case errors.Is(err, lifecycle.ErrNotFound): // retention removed it: the event says enough
+			r.JobID, r.Topic = orText(ev.CorrelationID, ev.JobID), kind
+			return r, nil
+		case err != nil:
 			return r, fmt.Errorf("bus: read job %s for its event: %w", ev.JobID, err)
 		}
 		info = eventInfo{jobID: j.CorrelationID, topic: orText(j.Topic, j.Kind)}

@@ -18,13 +18,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stint-dev/stint/lifecycle"
+	"github.com/stint-dev/stint/store"
 	"github.com/stint-dev/stint/store/sqlite"
 )
 
 // faultRequests is the size of the exactly-once fault test: the issue's
 // figure is 10,000 (go test ./bus -run Faults -bus.requests 10000).
 var (
-	faultRequests = flag.Int("bus.requests", 2000, "distinct requests of TestExactlyOnceUnderFaults")
+	faultRequests = flag.Int("bus.requests", 1000, "distinct requests of TestExactlyOnceUnderFaults")
 	benchJobs     = flag.Int("bus.bench", 200, "jobs of TestBench")
 )
 
@@ -177,8 +178,36 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	if testing.Short() {
 		n = min(n, 300)
 	}
+	st, err := sqlite.OpenStore(context.Background(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// progress is how many jobs stint has committed and how many ended.
+	progress := func() (made, ended int) {
+		qs, err := store.Queues(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos, err := qs.QueueInfo(context.Background())
+		if err != nil {
+			return 0, 0 // the child is migrating the file
+		}
+		for _, q := range infos {
+			for state, k := range q.Jobs {
+				made += k
+				if state.Terminal() {
+					ended += k
+				}
+			}
+		}
+		return made, ended
+	}
 	// The faults come at fixed points of the publishing: a quarter of the
-	// way (NATS), half way (stint), three quarters (NATS again).
+	// way (NATS), half way (stint), three quarters (NATS again), each once
+	// stint has made jobs of half the requests published so far and
+	// finished some, so that every fault lands mid-stream: requests
+	// waiting, jobs out with the bus worker, results and events in flight.
 	faults := map[int]string{max(n/4, 1): "nats", max(n/2, 1): "stint", max(3*n/4, 1): "nats"}
 	for i := range n {
 		body, _ := json.Marshal(JobRequest{JobID: fmt.Sprintf("f-%d", i), Payload: []byte(`{"i":` + strconv.Itoa(i) + `}`)})
@@ -187,16 +216,16 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 			publishRetrying(t, js, cfg.TopicPrefix+"job.chat.simple", body) // a duplicate publish
 		}
 		if what, ok := faults[i+1]; ok {
-			t.Logf("at %d of %d requests: kill -9 %s and restart", i+1, n, what)
+			eventuallyWithin(t, 5*time.Minute, "stint to be mid-stream", func() bool {
+				made, ended := progress()
+				return made >= (i+1)/2 && ended > 0
+			})
+			made, ended := progress()
+			t.Logf("at %d of %d requests (%d jobs made, %d ended): kill -9 %s and restart", i+1, n, made, ended, what)
 			restart(what)
 		}
 	}
 
-	st, err := sqlite.OpenStore(context.Background(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var all []lifecycle.Job
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -239,6 +268,12 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 	t.Cleanup(func() {
 		if missing != "" {
 			t.Logf("not on the event stream: %s", missing)
+			for _, state := range []store.OutboxState{store.OutboxPending, store.OutboxDead} {
+				ms, _ := st.OutboxList(context.Background(), &store.OutboxListParams{State: state, Limit: 5})
+				for _, m := range ms {
+					t.Logf("outbox %s: message %d %s of %s, attempt %d, last error %q", state, m.ID, m.EventType, m.AggregateID, m.Attempts, m.LastError)
+				}
+			}
 		}
 	})
 	eventuallyWithin(t, 5*time.Minute, "every state change on the event stream", func() bool {
@@ -261,6 +296,9 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		}
 		return true
 	})
+	if dead, err := st.OutboxList(context.Background(), &store.OutboxListParams{State: store.OutboxDead, Limit: 5}); err != nil || len(dead) > 0 {
+		t.Fatalf("dead outbox messages (%v): %+v", err, dead)
+	}
 	retries := 0
 	for _, j := range all {
 		retries += j.Attempt - 1

@@ -86,9 +86,18 @@ type harness struct {
 	d   *outbox.Deliverer
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// before, when set, is called on each bridge before it starts.
+	before func(*Bridge)
 }
 
 func newHarness(t *testing.T, st store.Store, cfg Config) *harness {
+	t.Helper()
+	return newHarnessWith(t, st, cfg, nil)
+}
+
+// newHarnessWith is newHarness with before called on the bridge before it
+// starts (to set its fault hooks).
+func newHarnessWith(t *testing.T, st store.Store, cfg Config, before func(*Bridge)) *harness {
 	t.Helper()
 	nc, err := nats.Connect(cfg.URL, nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
@@ -98,7 +107,7 @@ func newHarness(t *testing.T, st store.Store, cfg Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, st: st, cfg: cfg, nc: nc, js: js}
+	h := &harness{t: t, st: st, cfg: cfg, nc: nc, js: js, before: before}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -117,6 +126,9 @@ func (h *harness) start() {
 	b, err := New(h.st, h.cfg)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if h.before != nil {
+		h.before(b)
 	}
 	if err := b.Start(h.t.Context()); err != nil {
 		h.t.Fatal(err)

@@ -52,3 +52,10 @@ func (f *inflight) room(now time.Time, max int) int {
 	}
 	return max - len(f.jobs)
 }
+
+// size is how many jobs are out now.
+func (f *inflight) size() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.jobs)
+}

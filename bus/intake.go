@@ -23,58 +23,117 @@ const actor = "bus"
 // intake turns JobRequests into jobs until ctx ends.
 func (b *Bridge) intake(ctx context.Context) {
 	gate := &intakeGate{b: b}
-	b.consume(ctx, b.cfg.RequestStream, gate.open, requestKey, b.ingest)
+	b.consume(ctx, b.cfg.RequestStream, gate.open, b.ingestBatch)
 }
 
-// requestKey puts a batch's requests of one job_id in one lane, in order,
-// so a duplicate meets the job its first copy made.
-func requestKey(m jetstream.Msg) string {
-	var r struct {
-		JobID string `json:"job_id"`
-	}
-	_ = json.Unmarshal(m.Data(), &r)
-	return r.JobID
+// request is a decoded JobRequest and its message.
+type request struct {
+	msg  jetstream.Msg
+	req  JobRequest
+	spec lifecycle.Spec
 }
 
-// ingest makes one request a job, exactly once: the enqueue's request id is
-// the job_id, so a redelivery or a duplicate publish finds the job the
-// first one made and writes nothing. The message is acked only after the
-// enqueue committed; a refused one is answered and terminated.
-func (b *Bridge) ingest(ctx context.Context, msg jetstream.Msg) {
-	b.m.received.Inc()
-	req, spec, rej := b.cfg.decodeRequest(msg.Subject(), msg.Data())
-	if rej != nil {
-		b.refuse(ctx, msg, req, rej)
-		return
-	}
-	res, err := b.st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{spec}, ActorID: actor, RequestID: req.JobID})
+// enqueueOne enqueues one request on its own.
+func (b *Bridge) enqueueOne(ctx context.Context, r request) {
+	res, err := b.st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{r.spec}, ActorID: actor, RequestID: r.req.JobID})
 	switch {
 	case errors.Is(err, lifecycle.ErrRequestConflict):
-		b.refuse(ctx, msg, req, conflict(req.JobID, ""))
-		return
+		b.refuse(ctx, r.msg, r.req, conflict(r.req.JobID, ""))
 	case errors.Is(err, lifecycle.ErrValidation):
-		b.refuse(ctx, msg, req, reject(CodeInvalid, "%s", err))
-		return
+		b.refuse(ctx, r.msg, r.req, reject(CodeInvalid, "%s", err))
 	case err != nil:
-		b.log.Warn("bus enqueue failed; the request will be delivered again", "job_id", req.JobID, "err", err)
-		_ = msg.NakWithDelay(time.Second)
-		return
+		b.log.Warn("bus enqueue failed; the request will be delivered again", "job_id", r.req.JobID, "err", err)
+		_ = r.msg.NakWithDelay(time.Second)
+	default:
+		b.enqueued(ctx, r, res[0], false)
 	}
-	r := res[0]
-	if r.Existing {
-		if !sameSpec(r.Job, spec) {
-			b.refuse(ctx, msg, req, conflict(req.JobID, r.Job.ID))
+}
+
+// enqueued settles a request whose enqueue committed: a new job is
+// counted, a request that found its job is a duplicate (or, with another
+// body, a conflict, refused), and the message is acked.
+func (b *Bridge) enqueued(ctx context.Context, r request, res store.EnqueueResult, again bool) {
+	if res.Existing || again {
+		if !sameSpec(res.Job, r.spec) {
+			b.refuse(ctx, r.msg, r.req, conflict(r.req.JobID, res.Job.ID))
 			return
 		}
 		b.m.duplicates.Inc()
 	} else {
 		b.m.enqueued.Inc()
-		if r.Job.State == lifecycle.Denied {
+		b.ev.put(res.Job.ID, eventInfo{jobID: r.req.JobID, topic: orText(res.Job.Topic, res.Job.Kind)})
+		if res.Job.State == lifecycle.Denied {
 			b.m.denied.Inc() // its denied event answers DENIED through the outbox
 		}
 	}
-	if err := msg.Ack(); err != nil {
-		b.log.Debug("bus ack failed; the redelivery will find the job", "job_id", req.JobID, "err", err)
+	if err := r.msg.Ack(); err != nil {
+		b.log.Debug("bus ack failed; the redelivery will find the job", "job_id", r.req.JobID, "err", err)
+	}
+}
+
+// maxEnqueue bounds the requests of one enqueue transaction.
+const maxEnqueue = 1000
+
+// ingestBatch makes a fetched batch of requests jobs in one enqueue
+// transaction (per maxEnqueue), each request exactly once: every job_id is
+// its job's request id, so each stays idempotent on its own, and each
+// message is acked only after the transaction committed. Refused requests
+// are answered one by one; copies of a job_id within the batch meet the job
+// the first copy made; a batch the store refuses as a whole (a conflicting
+// request id, an invalid spec) is retried one request at a time, so one bad
+// request refuses only itself.
+func (b *Bridge) ingestBatch(ctx context.Context, msgs []jetstream.Msg) {
+	var firsts []request
+	copies := map[string][]request{}
+	for _, msg := range msgs {
+		b.m.received.Inc()
+		req, spec, rej := b.cfg.decodeRequest(msg.Subject(), msg.Data())
+		if rej != nil {
+			b.refuse(ctx, msg, req, rej)
+			continue
+		}
+		r := request{msg, req, spec}
+		if _, seen := copies[req.JobID]; seen {
+			copies[req.JobID] = append(copies[req.JobID], r)
+			continue
+		}
+		copies[req.JobID] = []request{}
+		firsts = append(firsts, r)
+	}
+	for len(firsts) > 0 {
+		chunk := firsts[:min(len(firsts), maxEnqueue)]
+		firsts = firsts[len(chunk):]
+		specs, ids := make([]lifecycle.Spec, len(chunk)), make([]string, len(chunk))
+		for i, r := range chunk {
+			specs[i], ids[i] = r.spec, r.req.JobID
+		}
+		if b.enqueueHook != nil {
+			b.enqueueHook(ids)
+		}
+		res, err := b.st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: specs, ActorID: actor, RequestIDs: ids})
+		switch {
+		case errors.Is(err, lifecycle.ErrRequestConflict), errors.Is(err, lifecycle.ErrValidation):
+			for _, r := range chunk {
+				for _, c := range append([]request{r}, copies[r.req.JobID]...) {
+					b.enqueueOne(ctx, c)
+				}
+			}
+			continue
+		case err != nil:
+			b.log.Warn("bus enqueue failed; the requests will be delivered again", "requests", len(chunk), "err", err)
+			for _, r := range chunk {
+				for _, c := range append([]request{r}, copies[r.req.JobID]...) {
+					_ = c.msg.NakWithDelay(time.Second)
+				}
+			}
+			continue
+		}
+		for i, r := range chunk {
+			b.enqueued(ctx, r, res[i], false)
+			for _, c := range copies[r.req.JobID] {
+				b.enqueued(ctx, c, res[i], true)
+			}
+		}
 	}
 }
 

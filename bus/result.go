@@ -14,7 +14,7 @@ import (
 
 // results applies bus workers' JobResults until ctx ends.
 func (b *Bridge) results(ctx context.Context) {
-	b.consume(ctx, b.cfg.ResultStream, nil, resultKey, b.applyResult)
+	b.consume(ctx, b.cfg.ResultStream, nil, b.applyResults)
 }
 
 // resultKey keeps a batch's results about one job in order.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,8 +25,9 @@ import (
 )
 
 type remoteBenchOptions struct {
-	cfg    bench.RemoteConfig
-	asJSON bool
+	cfg      bench.RemoteConfig
+	asJSON   bool
+	embedded bool
 }
 
 func (a *app) benchRemoteCmd() *cobra.Command {
@@ -34,7 +36,10 @@ func (a *app) benchRemoteCmd() *cobra.Command {
 		Use:   "remote",
 		Short: "Measure remote workers: jobs/s, end-to-end latency and the server's CPU per job and idle",
 		Long: "remote starts `stint server` on a fresh PostgreSQL schema (--database-url; removed\n" +
-			"afterwards) or uses the server at --url, starts --pools stock worker pools over\n" +
+			"afterwards) or uses the server at --url. With a server of its own it first works the\n" +
+			"jobs with one embedded pool of --pools × --slots handlers straight on the database\n" +
+			"(--embedded, on by default), enqueued the same way, to compare in the same run. It\n" +
+			"starts --pools stock worker pools over\n" +
 			"server/remote in this process (--slots handlers each, no-op handler), and measures the\n" +
 			"server's CPU for --idle while they wait with no job. Then it enqueues --jobs jobs\n" +
 			"through the API in batches of --batch at an offered --rate a second, and reports the\n" +
@@ -60,6 +65,7 @@ func (a *app) benchRemoteCmd() *cobra.Command {
 	f.Var(intFlag{p: &o.cfg.Batch, min: 1, max: 1000}, "batch", "jobs per enqueue call")
 	f.Float64Var(&o.cfg.Rate, "rate", o.cfg.Rate, "jobs a second offered")
 	f.Var(durationFlag{d: &o.cfg.Idle}, "idle", "how long to read the server's CPU while the pools wait with no job; 0 skips it")
+	f.BoolVar(&o.embedded, "embedded", true, "first work the same jobs with one embedded pool of pools × slots handlers on the same database, to compare (with a server of its own only)")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -77,7 +83,7 @@ func (a *app) runRemoteBench(cmd *cobra.Command, o *remoteBenchOptions) (err err
 		if a.databaseURL == "" {
 			return usageErrorf("bench remote starts a server on PostgreSQL: give --database-url, or --url of a running server")
 		}
-		stop, err := a.benchServer(ctx, &o.cfg)
+		stop, err := a.benchServer(ctx, &o.cfg, o.embedded)
 		if err != nil {
 			return err
 		}
@@ -115,7 +121,7 @@ func (a *app) runRemoteBench(cmd *cobra.Command, o *remoteBenchOptions) (err err
 // sets cfg's URL and the readers of its CPU, its backends' CPU and the
 // database's check. The server's connections carry an application name of
 // their own so that its backends can be told from others'.
-func (a *app) benchServer(ctx context.Context, cfg *bench.RemoteConfig) (func() error, error) {
+func (a *app) benchServer(ctx context.Context, cfg *bench.RemoteConfig, embedded bool) (func() error, error) {
 	if _, err := pgx.ParseConfig(a.databaseURL); err != nil {
 		return nil, usageErrorf("bad --database-url: %v; expected a URL such as postgres://user@host:5432/db", err)
 	}
@@ -154,7 +160,31 @@ func (a *app) benchServer(ctx context.Context, cfg *bench.RemoteConfig) (func() 
 	cfg.ServerCPU = func() (time.Duration, error) { return bench.ProcCPU(srv.Process.Pid) }
 	cfg.DatabaseCPU = func() (time.Duration, error) { return backendsCPU(ctx, conn, appName) }
 	cfg.Verify = func(ctx context.Context) (store.VerifyReport, error) { return st.Verify(ctx, &store.VerifyParams{}) }
+	if embedded {
+		embeddedApp := appName + "-embedded"
+		cfg.Embedded = func(ctx context.Context) (store.Store, error) {
+			u, err := withAppName(a.databaseURL, embeddedApp)
+			if err != nil {
+				return nil, err
+			}
+			return postgres.OpenStore(ctx, u, postgres.Options{Schema: schema, Logger: log})
+		}
+		cfg.EmbeddedDatabaseCPU = func() (time.Duration, error) { return backendsCPU(ctx, conn, embeddedApp) }
+	}
 	return func() error { return errors.Join(conn.Close(context.Background()), cleanup()) }, nil
+}
+
+// withAppName returns the database URL u with application_name set, so
+// that the backends of a store opened with it can be told from others'.
+func withAppName(u, name string) (string, error) {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme == "" {
+		return "", usageErrorf("bench remote measures the embedded pool's PostgreSQL backends by application name, which needs a URL form of --database-url (postgres://...), not %q", u)
+	}
+	q := parsed.Query()
+	q.Set("application_name", name)
+	parsed.RawQuery = q.Encode()
+	return parsed.String(), nil
 }
 
 // startChild starts a `stint server` and returns the URL it listens on.
@@ -202,11 +232,20 @@ func backendsCPU(ctx context.Context, conn *pgx.Conn, appName string) (time.Dura
 // writeRemoteReport prints the report for people.
 func writeRemoteReport(w io.Writer, r bench.RemoteReport) error {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	if e := r.Embedded; e != nil {
+		t.row("embedded pool", fmt.Sprintf("%d handlers in one pool on the database: %s jobs/s worked, p50 %.1fms p99 %.1fms, enqueue %s/s",
+			e.Handlers, groupDigits(int(e.WorkedRate)), e.P50MS, e.P99MS, groupDigits(int(e.EnqueueRate))))
+		t.row("", fmt.Sprintf("CPU/job: pool process %.0f µs, its PostgreSQL backends %.0f µs; enqueue through the server %.0f µs + its backends %.0f µs",
+			e.ClientCPUPerJobUS, e.DatabaseCPUPerJobUS, e.ServerCPUPerJobUS, e.ServerDatabaseCPUPerJobUS))
+	}
 	if r.IdleSeconds > 0 {
 		t.row("idle", fmt.Sprintf("server %.4f cores, PostgreSQL backends %.4f cores  (%d pools waiting, %.1fs)", r.ServerIdleCores, r.DatabaseIdleCores, r.Pools, r.IdleSeconds))
 	}
 	t.row("enqueue", fmt.Sprintf("%s jobs/s reached of %g offered", groupDigits(int(r.EnqueueRate)), r.OfferedRate))
 	t.row("work", fmt.Sprintf("%s jobs/s  (%s jobs done %.2fs after the first was sent)", groupDigits(int(r.WorkedRate)), groupDigits(r.Jobs), r.Seconds))
+	if e := r.Embedded; e != nil && e.RemoteShare > 0 {
+		t.row("remote/embedded", fmt.Sprintf("%.0f%% of the embedded pool's jobs/s", 100*e.RemoteShare))
+	}
 	t.row("end to end", fmt.Sprintf("p50 %.1fms  p99 %.1fms  (batch sent → handler ran)", r.P50MS, r.P99MS))
 	if r.ServerCPUPerJobUS > 0 {
 		t.row("server CPU", fmt.Sprintf("%.0f µs/job", r.ServerCPUPerJobUS))
@@ -214,12 +253,17 @@ func writeRemoteReport(w io.Writer, r bench.RemoteReport) error {
 	if r.DatabaseCPUPerJobUS > 0 {
 		t.row("PostgreSQL CPU", fmt.Sprintf("%.0f µs/job  (the server's backends)", r.DatabaseCPUPerJobUS))
 	}
+	t.row("workers' CPU", fmt.Sprintf("%.0f µs/job  (this process: the remote pools and the producer)", r.ClientCPUPerJobUS))
 	check := "every job ran exactly once"
 	if r.Verified {
 		check += "; verify clean"
 	}
 	if !r.OK() {
-		check = fmt.Sprintf("FAILED: %v", r.Problems)
+		problems := r.Problems
+		if r.Embedded != nil {
+			problems = append(problems, r.Embedded.Problems...)
+		}
+		check = fmt.Sprintf("FAILED: %v", problems)
 	}
 	t.row("check", check)
 	return t.flush()

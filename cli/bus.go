@@ -67,7 +67,8 @@ func (a *app) startBus(ctx context.Context, out io.Writer, st store.Store, o *bu
 		return func() {}, nil
 	}
 	var reg prometheus.Registerer
-	if obs := observabilityOf(st); obs != nil {
+	obs := observabilityOf(st)
+	if obs != nil {
 		reg = obs.reg
 	}
 	cfg := o.config(reg, logger)
@@ -79,6 +80,9 @@ func (a *app) startBus(ctx context.Context, out io.Writer, st store.Store, o *bu
 		return nil, err
 	}
 	o.client = &http.Client{Timeout: 10 * time.Second, Transport: b.Transport(nil)}
+	if obs != nil {
+		obs.bus = b // the dashboard's bus page (mounted after this)
+	}
 	cfg = cfg.WithDefaults()
 	fmt.Fprintf(out, "bus bridge on %s: requests on %s → queue %s; bus workers get %s<topic>, answer on %s<topic>; events on %s<topic>\n",
 		o.url, strings.Join(cfg.RequestSubjects, ","), cfg.Queue, cfg.DispatchPrefix, cfg.ResultPrefix, cfg.EventPrefix)

@@ -9,19 +9,17 @@ import (
 // refuse in one line instead of quietly opening ./stint.db. Every other
 // command works against a server with the same output as on a database.
 var needsDatabase = map[string]string{
-	"stint migrate":           "it changes the database's schema, which the API does not expose",
-	"stint doctor":            "it reads the database's own catalogs and files (transactions, WAL, vacuum), which the API does not expose",
-	"stint verify":            "it checks every job against its event log inside the database (the server's maintenance services also do)",
-	"stint dev":               "it runs a database, a pool and the services in one process",
-	"stint server":            "it serves a database: --server names a server to talk to",
-	"stint bench":             "it measures a database of its own",
-	"stint bench history":     "it measures a database of its own",
-	"stint bench soak":        "it measures a database of its own",
-	"stint bench bus":         "it measures a database of its own",
-	"stint bench steps":       "it measures a database of its own",
-	"stint bench remote":      "it starts a server on a database of its own (its own --url measures a running server)",
-	"stint jobs export-steps": "a job's recorded steps are not in the network API yet",
-	"stint jobs signal":       "signals are not in the network API yet",
+	"stint migrate":       "it changes the database's schema, which the API does not expose",
+	"stint doctor":        "it reads the database's own catalogs and files (transactions, WAL, vacuum), which the API does not expose",
+	"stint verify":        "it checks every job against its event log inside the database (the server's maintenance services also do)",
+	"stint dev":           "it runs a database, a pool and the services in one process",
+	"stint server":        "it serves a database: --server names a server to talk to",
+	"stint bench":         "it measures a database of its own",
+	"stint bench history": "it measures a database of its own",
+	"stint bench soak":    "it measures a database of its own",
+	"stint bench bus":     "it measures a database of its own",
+	"stint bench steps":   "it measures a database of its own",
+	"stint bench remote":  "it starts a server on a database of its own (its own --url measures a running server)",
 }
 
 // refuseServer is the root's PersistentPreRunE: a command of needsDatabase

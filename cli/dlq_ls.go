@@ -21,6 +21,7 @@ func (a *app) dlqLsCmd() *cobra.Command {
 		Aliases: []string{"list"},
 		Short:   "List dead-lettered jobs, oldest first",
 		Long: "ls lists the dead-lettered jobs with why they were dead-lettered (REASON_CODE),\n" +
+			"where in the attempt they died (STAGE: fetch, input, exec, output or commit),\n" +
 			"how many attempts they used and their last error (first line; `stint jobs show ID`\n" +
 			"prints it whole, `stint jobs events ID` every attempt's). With --json it prints the\n" +
 			"whole jobs, as `stint jobs ls --json` does.",
@@ -35,9 +36,9 @@ func (a *app) dlqLsCmd() *cobra.Command {
 
 // writeDLQTable writes dead-lettered jobs as an aligned table.
 func writeDLQTable(w io.Writer, jobs []lifecycle.Job) error {
-	t := newTable(w, "ID", "KIND", "QUEUE", "REASON_CODE", "ATTEMPTS", "FINISHED", "LAST_ERROR")
+	t := newTable(w, "ID", "KIND", "QUEUE", "REASON_CODE", "STAGE", "ATTEMPTS", "FINISHED", "LAST_ERROR")
 	for _, j := range jobs {
-		t.row(j.ID, j.Kind, j.Queue, j.ReasonCode, strconv.Itoa(j.Attempt)+"/"+strconv.Itoa(j.MaxAttempts),
+		t.row(j.ID, j.Kind, j.Queue, j.ReasonCode, string(lifecycle.FailureStageOf(j)), strconv.Itoa(j.Attempt)+"/"+strconv.Itoa(j.MaxAttempts),
 			fmtTimePtr(j.FinishedAt), errorCell(j.LastError))
 	}
 	return t.flush()

@@ -52,8 +52,8 @@ func TestDLQLs(t *testing.T) {
 		t.Fatalf("dlq ls printed %d lines, want a header and 2 jobs:\n%s", len(lines), out)
 	}
 	for _, want := range [][]string{
-		{s.exhausted, "report", "batch", "exhausted_retries", "1/1", "smtp: connection refused ..."},
-		{s.parse, "mail", "default", "parse_error", "1/3", "parse_error: xxx"},
+		{s.exhausted, "report", "batch", "exhausted_retries", " exec ", "1/1", "smtp: connection refused ..."},
+		{s.parse, "mail", "default", "parse_error", " input ", "1/3", "parse_error: xxx"},
 	} {
 		line := lines[slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, want[0]) })]
 		for _, cell := range want {

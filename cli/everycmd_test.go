@@ -107,7 +107,7 @@ func TestEveryCommandThroughServer(t *testing.T) {
 	t.Parallel()
 	v := newViaServer(t)
 	direct := []string{"stint migrate", "stint doctor", "stint verify", "stint dev", "stint server", "stint bench", "stint bench history", "stint bench soak", "stint bench bus",
-		"stint bench steps", "stint bench remote", "stint jobs export-steps", "stint jobs signal"}
+		"stint bench steps", "stint bench remote"}
 	// Covered by their own tests through a server (cli/remote_test.go,
 	// cli/workerenv_test.go), or not using a store at all.
 	elsewhere := map[string]string{
@@ -120,6 +120,7 @@ func TestEveryCommandThroughServer(t *testing.T) {
 		"stint webhooks rm": "TestRunsAndWebhooksThroughServer", "stint webhooks test": "TestRunsAndWebhooksThroughServer",
 		"stint outbox ls": "TestRunsAndWebhooksThroughServer", "stint outbox replay": "TestRunsAndWebhooksThroughServer",
 		"stint worker":          "TestWorkerFlagsRefused and the remote worker tests",
+		"stint jobs step":       "TestJobsStep (a step of the job an --exec command runs for)",
 		"stint webhooks listen": "a receiver: it opens no store",
 	}
 	here := map[string]func(t *testing.T){}
@@ -135,6 +136,16 @@ func TestEveryCommandThroughServer(t *testing.T) {
 	here["stint jobs ls"] = func(t *testing.T) { v.same(t, "jobs", "ls", "--json") }
 	here["stint jobs show"] = func(t *testing.T) { v.same(t, "jobs", "show", id) }
 	here["stint jobs events"] = func(t *testing.T) { v.same(t, "jobs", "events", id) }
+	here["stint jobs signal"] = func(t *testing.T) {
+		if r := v.remote(v.admin, "jobs", "signal", id, "approve", "--payload", `{"by":"ada"}`); r.code != 0 || !strings.Contains(r.stdout, `"ada"`) {
+			t.Fatalf("%+v", r)
+		}
+		r, l := v.remote(v.admin, "jobs", "signal", id, "approve"), v.local("jobs", "signal", id, "approve")
+		if r.code == 0 || r.code != l.code {
+			t.Fatalf("a second signal of the name: exit %d (%s) through the server, %d (%s) on the database", r.code, r.stderr, l.code, l.stderr)
+		}
+	}
+	here["stint jobs export-steps"] = func(t *testing.T) { v.same(t, "jobs", "export-steps", id) }
 	here["stint queues pause"] = func(t *testing.T) {
 		if r := v.remote(v.admin, "queues", "pause", "batch"); r.code != 0 || r.stdout != "queue batch: paused\n" {
 			t.Fatalf("%+v", r)
@@ -223,7 +234,7 @@ func TestEveryCommandThroughServer(t *testing.T) {
 	}
 
 	// Run them in an order where each finds what it reads.
-	order := []string{"stint enqueue", "stint jobs ls", "stint jobs show", "stint jobs events",
+	order := []string{"stint enqueue", "stint jobs ls", "stint jobs show", "stint jobs events", "stint jobs signal", "stint jobs export-steps",
 		"stint queues pause", "stint queues limit", "stint queues resume", "stint queues ls",
 		"stint cron add", "stint cron pause", "stint cron resume", "stint cron ls", "stint cron rm",
 		"stint tokens create", "stint tokens ls", "stint tokens revoke"}
@@ -242,13 +253,6 @@ func TestEveryCommandThroughServer(t *testing.T) {
 	for _, path := range direct {
 		t.Run(path, func(t *testing.T) {
 			args := append(strings.Fields(path)[1:], "--help=false")
-			// Arguments are checked before the server is refused.
-			switch path {
-			case "stint jobs export-steps":
-				args = append(args, "some-id")
-			case "stint jobs signal":
-				args = append(args, "some-id", "some-signal")
-			}
 			r := v.remote(v.admin, args...)
 			r.usageError(t, path+" needs direct database access (--db or --database-url), not --server: ")
 		})

@@ -14,6 +14,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsLogsCmd(),        // cli/jobs_logs.go: the output stint worker --exec keeps
 		a.jobsSignalCmd(),      // cli/jobs_steps.go
 		a.jobsExportStepsCmd(), // cli/jobs_steps.go
+		a.jobsStepCmd(),        // cli/jobs_step.go: a durable step for --exec commands
 	)
 }
 

@@ -32,8 +32,8 @@ func (a *app) jobsEventsCmd() *cobra.Command {
 }
 
 // writeEventTable writes events as an aligned table in log order, times to
-// the millisecond; a failed attempt shows its error, from the event's
-// details.
+// the millisecond; a failed attempt shows its error, and a heartbeat that
+// entered a phase the phase, from the event's details.
 func writeEventTable(w io.Writer, events []lifecycle.Event) error {
 	t := newTable(w, "REV", "TYPE", "FROM", "TO", "ACTOR", "ATTEMPT", "AT", "REASON", "ERROR")
 	for _, e := range events {
@@ -41,8 +41,12 @@ func writeEventTable(w io.Writer, events []lifecycle.Event) error {
 		if e.ActorID != "" {
 			actor += "/" + e.ActorID
 		}
+		reason := e.Reason
+		if phase, ok := lifecycle.PhaseOf(e); ok {
+			reason = "phase " + phase
+		}
 		t.row(strconv.FormatInt(e.Rev, 10), string(e.Type), e.FromState.String(), e.ToState.String(),
-			actor, strconv.Itoa(e.Attempt), fmtTimeMS(e.At), e.Reason, eventError(e))
+			actor, strconv.Itoa(e.Attempt), fmtTimeMS(e.At), reason, eventError(e))
 	}
 	return t.flush()
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,10 +26,12 @@ func (a *app) jobsShowCmd() *cobra.Command {
 		Args:  oneJobID,
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			return a.withJobSteps(cmd, args[0], func(j lifecycle.Job, steps []store.StepRecord) error {
+				now := a.env.Clock.Now()
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), jobWithSteps{Job: j, Steps: steps})
+					return writeJSON(cmd.OutOrStdout(), shownJob{jobWithSteps: jobWithSteps{Job: j, Steps: steps},
+						LeaseState: lifecycle.LeaseStateOf(j, now), FailureStage: lifecycle.FailureStageOf(j)})
 				}
-				if err := writeJobDetail(cmd.OutOrStdout(), j); err != nil {
+				if err := writeJobDetail(cmd.OutOrStdout(), j, now); err != nil {
 					return err
 				}
 				return writeSteps(cmd.OutOrStdout(), steps)
@@ -39,9 +42,19 @@ func (a *app) jobsShowCmd() *cobra.Command {
 	return cmd
 }
 
+// shownJob is the JSON of `stint jobs show --json`: the job, its steps, and
+// what is derived from its fields (never stored): its lease's state at the
+// time shown, and the stage it died in.
+type shownJob struct {
+	jobWithSteps
+	LeaseState   lifecycle.LeaseState `json:"lease_state,omitempty"`
+	FailureStage lifecycle.Stage      `json:"failure_stage,omitempty"`
+}
+
 // writeJobDetail writes one job as aligned "key: value" lines, named as in
-// the JSON form; fields with no value are left out.
-func writeJobDetail(w io.Writer, j lifecycle.Job) error {
+// the JSON form; fields with no value are left out. The lease state is
+// judged at now.
+func writeJobDetail(w io.Writer, j lifecycle.Job, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	line := func(key, value string) {
 		if value != "" {
@@ -90,6 +103,7 @@ func writeJobDetail(w io.Writer, j lifecycle.Job) error {
 	line("last_owner", j.LastOwner)
 	line("last_lease_id", j.LastLeaseID)
 	line("last_lease_expires_at", fmtTimePtr(j.LastLeaseExpiresAt))
+	line("lease_state", string(lifecycle.LeaseStateOf(j, now)))
 	line("phase", j.Phase)
 	line("payload", compactJSON(j.Payload))
 	line("context_ptr", j.ContextPtr)
@@ -103,6 +117,7 @@ func writeJobDetail(w io.Writer, j lifecycle.Job) error {
 	line("last_error", fmtJobError(j.LastError))
 	line("reason_code", j.ReasonCode)
 	line("reason", j.Reason)
+	line("failure_stage", string(lifecycle.FailureStageOf(j)))
 	line("run_id", j.RunID)
 	if j.RunID != "" {
 		line("step_index", strconv.Itoa(j.StepIndex))

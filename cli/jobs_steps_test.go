@@ -20,28 +20,7 @@ import (
 func TestJobsSteps(t *testing.T) {
 	t.Parallel()
 	db := migratedDB(t)
-	ctx := context.Background()
-	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "order", Env: map[string]string{lifecycle.SeedEnv: "42"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := st.JobClaim(ctx, &store.JobClaimParams{WorkerID: "w", Queues: []string{"default"}, Limit: 1, LeaseTTL: time.Minute, Start: true})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("claim: %v", err)
-	}
-	ss, _ := store.Steps(st)
-	for i, name := range []string{"charge", "ship"} {
-		if _, _, err := ss.JobStepRecord(ctx, &store.JobStepParams{OwnerParams: store.OwnerParams{JobID: jobs[0].ID, LeaseID: jobs[0].LeaseID},
-			Seq: i + 1, Name: name, Status: store.StepOK, Output: json.RawMessage(`{"ok":true}`), DurationMS: 5}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = st.Close()
-	id := res[0].Job.ID
+	id := jobWithSteps(t, db)
 
 	human := stint(t, db, "jobs", "show", id).ok(t).stdout
 	for _, want := range []string{"steps:", "charge", "ship", "5ms"} {
@@ -71,4 +50,32 @@ func TestJobsSteps(t *testing.T) {
 	if g.Seed != 42 || g.Kind != "order" || len(g.Steps) != 2 || g.Steps[1].Name != "ship" {
 		t.Errorf("golden %+v", g)
 	}
+}
+
+// jobWithSteps enqueues a job with seed 42 in the database db, claims it
+// and records two steps, charge and ship; it returns the job's id.
+func jobWithSteps(t *testing.T, db string) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "order", Env: map[string]string{lifecycle.SeedEnv: "42"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := st.JobClaim(ctx, &store.JobClaimParams{WorkerID: "w", Queues: []string{"default"}, Limit: 1, LeaseTTL: time.Minute, Start: true})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %v", err)
+	}
+	ss, _ := store.Steps(st)
+	for i, name := range []string{"charge", "ship"} {
+		if _, _, err := ss.JobStepRecord(ctx, &store.JobStepParams{OwnerParams: store.OwnerParams{JobID: jobs[0].ID, LeaseID: jobs[0].LeaseID},
+			Seq: i + 1, Name: name, Status: store.StepOK, Output: json.RawMessage(`{"ok":true}`), DurationMS: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = st.Close()
+	return res[0].Job.ID
 }

@@ -75,7 +75,8 @@ func TestJobsShow(t *testing.T) {
 		fields[k] = strings.TrimSpace(v)
 	}
 	want := map[string]string{"id": s.done, "state": "succeeded", "result": `{"pages":3}`, "attempt": "1", "failures": "0",
-		"max_attempts": "3", "last_owner": "w1", "execution_ms": "", "provenance": "succeeded after 1 attempts, 4 events, sha256:"}
+		"max_attempts": "3", "last_owner": "w1", "execution_ms": "", "provenance": "succeeded after 1 attempts, 4 events, sha256:",
+		"lease_state": "completed"}
 	for k, v := range want {
 		if got, ok := fields[k]; !strings.HasPrefix(got, v) || (!ok && v != "") {
 			t.Errorf("show's %s is %q, want %q:\n%s", k, got, v, human)
@@ -85,9 +86,12 @@ func TestJobsShow(t *testing.T) {
 		t.Errorf("show prints an empty lease_id:\n%s", human)
 	}
 
-	var j lifecycle.Job
+	var j struct {
+		lifecycle.Job
+		LeaseState string `json:"lease_state"`
+	}
 	out := stint(t, s.db, "jobs", "show", s.done, "--json").ok(t).stdout
-	if err := json.Unmarshal([]byte(out), &j); err != nil || j.ID != s.done || j.State != lifecycle.Succeeded {
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.ID != s.done || j.State != lifecycle.Succeeded || j.LeaseState != "completed" {
 		t.Errorf("--json printed %q (%v)", out, err)
 	}
 }
@@ -186,17 +190,23 @@ func TestJobsShowAndEventsOfAFailedAttempt(t *testing.T) {
 	show := stint(t, db, "jobs", "show", id).ok(t).stdout
 	for _, want := range []string{"failures:", "env:", "locale=de", "context_ptr:", "s3://b/k", "budget:", "steps 100", "usage:",
 		"steps 40", "checkpoint:", `{"row":40}`, "progress:", `{"pct":40}`, "phase:", "uploading", "last_error:",
-		"upstream: the bank said 503", "correlation_id:", "trace_id:", "trace-9", "state:", "retrying"} {
+		"upstream: the bank said 503", "correlation_id:", "trace_id:", "trace-9", "state:", "retrying", "lease_state:", "completed"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show lacks %q:\n%s", want, show)
 		}
 	}
 	events := stint(t, db, "jobs", "events", id).ok(t).stdout
-	var failedRow string
+	var failedRow, phaseRow string
 	for l := range strings.SplitSeq(events, "\n") {
 		if strings.Contains(l, "retry_scheduled") {
 			failedRow = l
 		}
+		if strings.Contains(l, "checkpointed") {
+			phaseRow = l
+		}
+	}
+	if !strings.Contains(phaseRow, "phase uploading") {
+		t.Errorf("the checkpointed row %q does not say it entered phase uploading:\n%s", phaseRow, events)
 	}
 	if !strings.Contains(failedRow, "upstream: the bank said 503") || !regexp.MustCompile(`T\d\d:\d\d:\d\d\.\d{3}Z`).MatchString(failedRow) {
 		t.Errorf("the retry_scheduled row %q lacks the error or a time to the millisecond:\n%s", failedRow, events)

@@ -41,6 +41,9 @@ type observability struct {
 	workers stats.Workers
 	raw     store.Store
 	tracer  trace.TracerProvider
+	// bus is the bus bridge of this process, for the dashboard's bus page
+	// (set by startBus); nil when none runs.
+	bus dashboard.BusBridge
 }
 
 // observe wraps st for metrics and starts counting its jobs in the
@@ -53,7 +56,8 @@ func observe(ctx context.Context, st store.Store, clk clock.Clock, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every, Ended: m.Ended})
+	c := stats.NewCounter(st, stats.Config{Clock: clk, Logger: log, Interval: every, Ended: m.Ended,
+		OnCount: (&unservedReporter{log: log}).count})
 	if err := m.Jobs(c); err != nil {
 		return nil, err
 	}
@@ -103,7 +107,7 @@ func (o *observability) setWorkers(w stats.Workers) error {
 func (o *observability) mount(api http.Handler, st store.Store, noAuth bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
-	dash, err := dashboard.New(dashboard.Config{Store: st, Counter: o.counter, NoAuth: noAuth, Workers: o.busy})
+	dash, err := dashboard.New(dashboard.Config{Store: st, Counter: o.counter, NoAuth: noAuth, Workers: o.busy, Bus: o.bus})
 	if err == nil {
 		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", dash))
 		mux.Handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusFound))

@@ -106,17 +106,19 @@ func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
 }
 
 func (a *app) queuesLimitCmd() *cobra.Command {
-	var maxRunning, rate, keyLimit int
-	var per time.Duration
+	var maxRunning, rate, keyLimit, defAttempts, defPriority int
+	var per, defTimeout time.Duration
 	var fair, kind bool
 	var weights map[string]int
 	cmd := &cobra.Command{
-		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION]",
-		Short: "Limit a queue across every node: jobs running at once, starts per interval",
+		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION] [--default-max-attempts N] [--default-timeout D] [--default-priority P]",
+		Short: "Limit a queue across every node (jobs running at once, starts per interval) and set its jobs' defaults",
 		Example: `  stint queues limit email --max-running 10
   stint queues limit api --rate 100 --per 1m
   stint queues limit email --max-running 0    # no limit
-  stint queues limit --kind send-sms --rate 10 --per 1s   # a kind, in every queue`,
+  stint queues limit --kind send-sms --rate 10 --per 1s   # a kind, in every queue
+  stint queues limit email --default-max-attempts 5 --default-timeout 30s   # for jobs that do not say
+  stint queues limit --kind report.build --default-priority batch`,
 		Args: oneName("queue"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -139,16 +141,26 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 			if f.Changed("weight") {
 				l.Weights = weights
 			}
-			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil && l.KeyLimit == nil {
-				return usageErrorf("give --max-running, --rate with --per, --key-limit, --fair or --weight")
+			if f.Changed("default-max-attempts") {
+				l.DefaultMaxAttempts = &defAttempts
+			}
+			if f.Changed("default-timeout") {
+				l.DefaultTimeout = &defTimeout
+			}
+			if f.Changed("default-priority") {
+				l.DefaultPriority = &defPriority
+			}
+			defaults := l.DefaultMaxAttempts != nil || l.DefaultTimeout != nil || l.DefaultPriority != nil
+			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil && l.KeyLimit == nil && !defaults {
+				return usageErrorf("give --max-running, --rate with --per, --key-limit, --fair, --weight or a --default-*")
 			}
 			if rate > 0 && per <= 0 {
 				return usageErrorf("--rate %d needs --per, the interval, such as --per 1m", rate)
 			}
 			name := args[0]
 			if kind {
-				if l.RateLimit == nil && l.RateInterval == nil || l.MaxRunning != nil || l.KeyLimit != nil || l.FairTenants != nil || l.Weights != nil {
-					return usageErrorf("--kind takes only --rate with --per (limit the queue for the rest)")
+				if l.RateLimit == nil && l.RateInterval == nil && !defaults || l.MaxRunning != nil || l.KeyLimit != nil || l.FairTenants != nil || l.Weights != nil {
+					return usageErrorf("--kind takes only --rate with --per and the --default-* flags (limit the queue for the rest)")
 				}
 				name = store.KindLimitName(name)
 			}
@@ -161,12 +173,14 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				d := q.Defaults
 				if kind {
-					_, err = fmt.Fprintf(cmd.OutOrStdout(), "kind %s: rate %d per %s (0: no limit), in every queue\n", args[0], q.RateLimit, q.RateInterval)
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "kind %s: rate %d per %s (0: no limit), in every queue; defaults: max attempts %d, timeout %s, priority %d (0: none)\n",
+						args[0], q.RateLimit, q.RateInterval, d.MaxAttempts, d.Timeout, d.Priority)
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t\n",
-					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t; defaults: max attempts %d, timeout %s, priority %d (0: none)\n",
+					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants, d.MaxAttempts, d.Timeout, d.Priority)
 				return err
 			})
 		}),
@@ -179,5 +193,8 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 	f.BoolVar(&kind, "kind", false, "the argument is a job kind: limit its starts per --per in every queue")
 	f.BoolVar(&fair, "fair", false, "share each claim between the tenants with queued jobs, by weight")
 	f.StringToIntVar(&weights, "weight", nil, "tenant weights for --fair, e.g. --weight acme=3,free=1 (default 1 each)")
+	f.Var(intFlag{p: &defAttempts, min: 0, max: lifecycle.MaxMaxAttempts}, "default-max-attempts", "max attempts of the jobs enqueued without their own, by every path (0: none)")
+	f.Var(durationFlag{&defTimeout}, "default-timeout", "per-attempt timeout of the jobs enqueued without their own (0: none)")
+	f.Var(priorityFlag{&defPriority}, "default-priority", "priority of the jobs enqueued with none (0), an integer or critical, interactive, batch")
 	return cmd
 }

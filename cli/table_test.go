@@ -87,6 +87,7 @@ lease_ended_by:        owner
 last_owner:            w1
 last_lease_id:         id-4
 last_lease_expires_at: 2026-01-02T04:05:05Z
+lease_state:           completed
 result:                {"pages":3}
 provenance:            succeeded after 1 attempts, 4 events, sha256:77cfe6e04689b043c6e169ad067435c1bfb843a7efc38da2dc68db05ab336c04
 `},

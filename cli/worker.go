@@ -49,6 +49,7 @@ type workerOptions struct {
 	queues      string
 	concurrency int
 	kinds       string
+	topics      string
 	retryCodes  string
 	killGrace   time.Duration
 	maxOutput   int
@@ -99,6 +100,7 @@ func (a *app) workerCmd() *cobra.Command {
 	f.StringVar(&o.queues, "queues", o.queues, "queues to work, comma-separated, each NAME or NAME=WORKERS")
 	f.Var(intFlag{p: &o.concurrency, min: 1, max: store.MaxBatch}, "concurrency", "commands at once per queue when --queues gives no number")
 	f.StringVar(&o.kinds, "kinds", o.kinds, "job kinds to run, comma-separated")
+	f.StringVar(&o.topics, "topics", "", "claim only jobs whose topic matches one of these patterns, comma-separated (job.chat.*, job.>); default: any topic")
 	f.StringVar(&o.retryCodes, "retry-exit-codes", "", "exit codes that are retried, comma-separated; others fail the job at once (default: all are retried)")
 	f.Var(durationFlag{&o.killGrace}, "kill-grace", "how long a cancelled command has between SIGTERM and SIGKILL")
 	f.Var(intFlag{p: &o.maxOutput, min: 1, max: lifecycle.MaxPayloadBytes / 2}, "max-output", "bytes of output kept per job: the tail when longer")
@@ -126,6 +128,10 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 	if err != nil {
 		return err
 	}
+	topics, err := parseTopics(o.topics)
+	if err != nil {
+		return err
+	}
 	st, err := a.openStore(ctx, mustExist)
 	if err != nil {
 		return err
@@ -146,7 +152,7 @@ func (a *app) runWorker(ctx context.Context, out io.Writer, o workerOptions, arg
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, ShutdownGrace: o.grace, LeaseTTL: o.leaseTTL, Clock: a.env.Clock, Logger: logger})
+	pool, err := stint.NewPool(st, mux, stint.Config{Queues: queues, Topics: topics, ShutdownGrace: o.grace, LeaseTTL: o.leaseTTL, Clock: a.env.Clock, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -182,6 +188,27 @@ func parseKinds(s string) ([]string, error) {
 		return nil, usageErrorf("--kinds %q names no kind: give the kinds to run, comma-separated", s)
 	}
 	return kinds, nil
+}
+
+// parseTopics reads --topics: topic patterns, each checked as the store
+// checks them, so a bad one stops the worker before it claims anything.
+func parseTopics(s string) ([]string, error) {
+	var topics []string
+	for t := range strings.SplitSeq(s, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if err := lifecycle.CheckTopicPattern(t); err != nil {
+			return nil, usageErrorf("--topics: %v", err)
+		}
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	if len(topics) > stint.MaxTopics {
+		return nil, usageErrorf("--topics names %d patterns: give at most %d", len(topics), stint.MaxTopics)
+	}
+	return topics, nil
 }
 
 func parseExitCodes(s string) ([]int, error) {

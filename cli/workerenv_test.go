@@ -69,7 +69,8 @@ func TestWorkerExecEnv(t *testing.T) {
 // TestWorkerFlagsRefused: flags the worker could never work by are usage
 // errors before it starts, locally and against a server alike: a bad
 // --pass-env, and kinds or queues the store refuses (which would otherwise
-// have every claim of the queue refused, forever).
+// have every claim of the queue refused, forever), and topic patterns it
+// would refuse.
 func TestWorkerFlagsRefused(t *testing.T) {
 	t.Parallel()
 	for _, where := range [][]string{{"--db", migratedDB(t)}, {"--server", "http://127.0.0.1:1", "--token", "t"}} {
@@ -82,6 +83,8 @@ func TestWorkerFlagsRefused(t *testing.T) {
 			{[]string{"--kinds", "ok,bad kind"}, `kind "bad kind" contains ' '`},
 			{[]string{"--kinds", " , "}, "names no kind"},
 			{[]string{"--queues", "default,bad queue=2"}, `queue "bad queue" contains ' '`},
+			{[]string{"--topics", "job.chat.*,job..x"}, `topic pattern "job..x" has an empty token`},
+			{[]string{"--topics", "job.>.x"}, "may only be the last token"},
 		} {
 			args := append(append(append([]string{}, where...), "worker"), tc.flags...)
 			stintEnv(t, cli.Env{}, append(args, "--exec", "--", "true")...).usageError(t, tc.want)

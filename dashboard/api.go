@@ -61,7 +61,8 @@ func (h *handler) whoami(w http.ResponseWriter, r *http.Request) {
 	v := viewerOf(r.Context())
 	writeJSON(w, map[string]any{"tenant": v.tenant, "role": v.role, "name": v.name, "read_only": h.cfg.ReadOnly,
 		"can_cancel": !h.cfg.ReadOnly && v.mayCancel(), "can_replay": !h.cfg.ReadOnly && v.mayReplay(),
-		"can_pause": !h.cfg.ReadOnly && v.mayPause(), "can_see_outbox": v.mayOutbox()})
+		"can_pause": !h.cfg.ReadOnly && v.mayPause(), "can_see_outbox": v.mayOutbox(),
+		"can_see_bus": h.cfg.Bus != nil && v.mayBus()})
 }
 
 // queues serves the background count of the viewer's queues: never a count

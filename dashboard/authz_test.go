@@ -125,9 +125,11 @@ func dashboardTable(t *testing.T, s store.Store) {
 	}
 	endpoints := []endpoint{
 		{method: "GET", path: "/api/whoami"}, {method: "GET", path: "/api/queues"}, {method: "GET", path: "/api/flow"},
+		{method: "GET", path: "/api/unserved"},
 		{method: "GET", path: "/api/jobs"}, {method: "GET", path: "/api/jobs/{id}"}, {method: "GET", path: "/api/dlq"},
 		{method: "GET", path: "/api/stalled"}, {method: "GET", path: "/api/workers"}, {method: "GET", path: "/api/runs/{run}"},
 		{method: "GET", path: "/api/outbox", wholeDB: true},
+		{method: "GET", path: "/api/bus", wholeDB: true},
 		{method: "GET", path: "/api/runs"}, {method: "GET", path: "/api/history"}, {method: "GET", path: "/api/schedules"},
 		{method: "GET", path: "/api/search"}, {method: "GET", path: "/api/search/count"},
 		{method: "POST", path: "/api/runs/{run}/cancel", change: change(true)},

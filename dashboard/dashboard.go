@@ -44,6 +44,9 @@ type Config struct {
 	StaleAfter time.Duration
 	// Clock times lease ages. Defaults to the system clock.
 	Clock clock.Clock
+	// Bus, when set, is the bus bridge of this process: the bus page shows
+	// its consumers, their lag and its counts. Defaults to nil (no page).
+	Bus BusBridge
 }
 
 // handler serves the dashboard.
@@ -88,6 +91,7 @@ func New(cfg Config) (http.Handler, error) {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/whoami", h.whoami)
 	api.HandleFunc("GET /api/queues", h.queues)
+	api.HandleFunc("GET /api/unserved", h.unserved)
 	api.HandleFunc("GET /api/flow", h.flow)
 	api.HandleFunc("POST /api/flow/pause", h.mutate(rolePause, h.pause(true)))
 	api.HandleFunc("POST /api/flow/resume", h.mutate(rolePause, h.pause(false)))
@@ -115,6 +119,7 @@ func New(cfg Config) (http.Handler, error) {
 	api.HandleFunc("POST /api/search/replay", h.mutate(roleReplay, h.searchBulk(bulkReplay)))
 	api.HandleFunc("GET /api/outbox", h.outbox)
 	api.HandleFunc("POST /api/outbox/{id}/replay", h.mutate(roleReplay, h.outboxReplay))
+	api.HandleFunc("GET /api/bus", h.busPage)
 	mux.Handle("/api/", h.authenticate(api))
 	return mux, nil
 }

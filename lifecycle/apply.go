@@ -75,6 +75,9 @@ func Apply(job Job, cmd Command, now time.Time) (Step, error) {
 	if evType == EventStepRecorded {
 		ev.Details = stepDetails(cmd)
 	}
+	if (evType == EventHeartbeat || evType == EventCheckpointed) && next.Phase != job.Phase {
+		ev.Details = phaseDetails(next.Phase) // the owner entered a new phase: the log keeps it
+	}
 	return Step{Job: next, Event: &ev}, nil
 }
 

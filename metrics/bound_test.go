@@ -82,6 +82,7 @@ func TestTenThousandQueues(t *testing.T) {
 		"stint_queue_oldest_job_age_seconds": metrics.DefaultMaxLabelValues + 1,
 		"stint_claims_total":                 metrics.DefaultMaxLabelValues + 1,
 		"stint_queue_wait_seconds":           metrics.DefaultMaxLabelValues + 1,
+		"stint_jobs_unserved":                metrics.DefaultMaxLabelValues + 1,
 	} {
 		if got := series[name]; got == 0 || got > most {
 			t.Errorf("%s has %d series, want 1 to %d", name, got, most)
@@ -89,6 +90,11 @@ func TestTenThousandQueues(t *testing.T) {
 	}
 	if got, want := sums["stint_jobs"], float64(len(specs)); got != want {
 		t.Errorf("stint_jobs sums to %v, want every job (%v)", got, want)
+	}
+	// Worker w was recorded at its first claim, serving q-00000 to q-00099,
+	// all claimed: every queued job waits for a kind no worker serves.
+	if got, want := sums["stint_jobs_unserved"], float64(len(specs)-1000); got != want {
+		t.Errorf("stint_jobs_unserved sums to %v, want every queued job (%v)", got, want)
 	}
 	if got := sums["stint_claims_total"]; got != 1000 {
 		t.Errorf("stint_claims_total sums to %v, want 1000", got)
@@ -100,6 +106,7 @@ func TestTenThousandQueues(t *testing.T) {
 		`stint_jobs{queue="deep-4",state="queued"} 10`,
 		`stint_jobs{queue="deep-0",state="queued"} 2`,
 		`stint_claims_total{kind="other",queue="other"} 900`,
+		`stint_jobs_unserved{kind="deep",queue="deep-4"} 10`,
 	} {
 		if !strings.Contains(text(t, reg), want) {
 			t.Errorf("/metrics lacks %s", want)

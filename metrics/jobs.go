@@ -26,7 +26,13 @@ type jobsCollector struct {
 // with no jobs has no series (absent means zero), and only the deepest
 // queues (see [MaxLabelValues]) have their own: the rest are summed under
 // queue="other", whose oldest job is the oldest of theirs.
+//
+// It also registers stint_jobs_unserved{queue,kind}: the queued jobs of
+// each kind no live worker handles (bounded the same way, by job count).
 func (m *Metrics) Jobs(c *stats.Counter) error {
+	if err := m.reg.Register(newUnservedCollector(c, m.maxLabelValues)); err != nil {
+		return err
+	}
 	return m.reg.Register(&jobsCollector{c: c, max: m.maxLabelValues,
 		jobs: prometheus.NewDesc("stint_jobs", "Jobs by queue and state, as last counted (live states and the dead-letter queue; states with no jobs are left out, queues beyond the deepest are summed under queue=\"other\").",
 			[]string{"queue", "state"}, nil),

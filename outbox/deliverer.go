@@ -25,6 +25,13 @@ type Config struct {
 	Workers int
 	// Limit is the most messages one worker claims at a time. Defaults to 16.
 	Limit int
+	// BatchLimit is the most messages of a [BatchSender]'s webhooks one
+	// worker claims at a time. Defaults to 1000.
+	BatchLimit int
+	// BatchWorkers is how many of the Workers claim for the BatchSender
+	// (the others deliver over HTTP only). Defaults to Workers (all); at
+	// most Workers.
+	BatchWorkers int
 	// Timeout bounds one HTTP request. Defaults to 10s.
 	Timeout time.Duration
 	// Lease is how long a claimed message is held before another deliverer
@@ -40,7 +47,9 @@ type Config struct {
 	// Interval is how long an idle worker waits before looking again.
 	// Defaults to 1s.
 	Interval time.Duration
-	// Client sends the requests. Defaults to a client with Timeout.
+	// Client sends the requests. Defaults to a client with Timeout. When its
+	// Transport implements [BatchSender], the webhooks it handles are
+	// delivered through it, many messages at a time.
 	Client *http.Client
 	// Logger defaults to slog.Default(); Clock to the system clock.
 	Logger *slog.Logger
@@ -56,6 +65,9 @@ func (c Config) WithDefaults() Config {
 	}
 	def(&c.Workers, 4)
 	def(&c.Limit, 16)
+	def(&c.BatchLimit, 1000)
+	def(&c.BatchWorkers, c.Workers)
+	c.BatchWorkers = min(c.BatchWorkers, c.Workers)
 	def(&c.MaxAttempts, 10)
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -95,6 +107,8 @@ type Deliverer struct {
 	store store.Store
 	cfg   Config
 	log   *slog.Logger
+	batch BatchSender // nil: every message goes over HTTP
+	hooks batchHooks
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -111,7 +125,11 @@ func New(s store.Store, cfg *Config) (*Deliverer, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &Deliverer{store: s, cfg: c, log: c.Logger.With("component", "outbox")}, nil
+	d := &Deliverer{store: s, cfg: c, log: c.Logger.With("component", "outbox")}
+	if bs, ok := c.Client.Transport.(BatchSender); ok {
+		d.batch = bs
+	}
+	return d, nil
 }
 
 // Start starts the workers; they run until Stop or ctx ends.
@@ -125,11 +143,11 @@ func (d *Deliverer) Start(ctx context.Context) error {
 		return nil
 	}
 	ctx, d.cancel = context.WithCancel(ctx)
-	for range d.cfg.Workers {
+	for i := range d.cfg.Workers {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.work(ctx)
+			d.work(ctx, i < d.cfg.BatchWorkers)
 		}()
 	}
 	return nil
@@ -148,9 +166,9 @@ func (d *Deliverer) Stop() {
 	d.wg.Wait()
 }
 
-func (d *Deliverer) work(ctx context.Context) {
+func (d *Deliverer) work(ctx context.Context, batch bool) {
 	for ctx.Err() == nil {
-		n, err := d.Pass(ctx)
+		n, err := d.pass(ctx, batch)
 		if err != nil && ctx.Err() == nil {
 			d.log.Warn("outbox pass failed", "err", err)
 		}
@@ -165,19 +183,39 @@ func (d *Deliverer) work(ctx context.Context) {
 }
 
 // Pass claims up to Limit messages and delivers them in order, returning
-// how many it claimed.
-func (d *Deliverer) Pass(ctx context.Context) (int, error) {
+// how many it claimed; with a [BatchSender], it first claims and sends up to
+// BatchLimit messages of the sender's webhooks.
+func (d *Deliverer) Pass(ctx context.Context) (int, error) { return d.pass(ctx, true) }
+
+// pass is Pass; only with batch does it claim for the BatchSender.
+func (d *Deliverer) pass(ctx context.Context, batch bool) (int, error) {
+	var n int
+	var skip []string
+	if d.batch != nil {
+		ids, err := d.batchHookIDs(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if batch && len(ids) > 0 && d.batch.Available() {
+			k, err := d.passBatch(ctx, ids)
+			if err != nil {
+				return k, err
+			}
+			n = k
+		}
+		skip = ids
+	}
 	now := d.cfg.Clock.Now()
-	ds, err := d.store.OutboxClaim(ctx, &store.OutboxClaimParams{Limit: d.cfg.Limit, Lease: d.cfg.Lease, Now: &now})
+	ds, err := d.store.OutboxClaim(ctx, &store.OutboxClaimParams{Limit: d.cfg.Limit, Lease: d.cfg.Lease, Now: &now, SkipWebhooks: skip})
 	if err != nil {
-		return 0, err
+		return n, err
 	}
 	for _, dl := range ds {
 		if err := d.deliver(ctx, dl); err != nil {
-			return len(ds), err
+			return n + len(ds), err
 		}
 	}
-	return len(ds), nil
+	return n + len(ds), nil
 }
 
 // deliver sends one message and records the outcome.
@@ -187,23 +225,36 @@ func (d *Deliverer) deliver(ctx context.Context, dl store.OutboxDelivery) error 
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: the lease hands the message on
 	}
-	now := d.cfg.Clock.Now()
-	p := &store.OutboxReportParams{ID: m.ID, Attempt: m.Attempts, Now: &now}
 	if err == nil {
-		err = d.store.OutboxDelivered(ctx, p)
-	} else {
-		var perm *permanent
-		p.Error = err.Error()
-		p.Dead = errors.As(err, &perm) || m.Attempts >= d.cfg.MaxAttempts
-		wait := d.cfg.Backoff.Delay(m.Key(), m.Attempts)
-		if retryAfter > 0 {
-			wait = min(retryAfter, d.cfg.MaxRetryAfter)
+		now := d.cfg.Clock.Now()
+		err = d.store.OutboxDelivered(ctx, &store.OutboxReportParams{ID: m.ID, Attempt: m.Attempts, Now: &now})
+		if errors.Is(err, lifecycle.ErrStaleLease) {
+			return nil // our lease ran out and another deliverer took over
 		}
-		at := now.Add(wait)
-		p.RetryAt = &at
-		d.log.Info("webhook delivery failed", "message", m.ID, "webhook", dl.Webhook.ID, "attempt", m.Attempts, "dead", p.Dead, "err", err)
-		err = d.store.OutboxFailed(ctx, p)
+		return err
 	}
+	return d.recordFailed(ctx, m, dl.Webhook.ID, err, retryAfter)
+}
+
+// recordFailed records a failed attempt: retried after the backoff (or the
+// receiver's Retry-After), or dead when the failure is permanent or the
+// attempts are spent, unless the receiver was merely unavailable.
+func (d *Deliverer) recordFailed(ctx context.Context, m store.OutboxMessage, webhook string, cause error, retryAfter time.Duration) error {
+	now := d.cfg.Clock.Now()
+	var perm *permanent
+	p := &store.OutboxReportParams{ID: m.ID, Attempt: m.Attempts, Now: &now, Error: cause.Error()}
+	p.Dead = (errors.As(cause, &perm) || m.Attempts >= d.cfg.MaxAttempts) && !errors.Is(cause, ErrUnavailable)
+	wait := d.cfg.Backoff.Delay(m.Key(), m.Attempts)
+	if retryAfter > 0 {
+		wait = min(retryAfter, d.cfg.MaxRetryAfter)
+	}
+	at := now.Add(wait)
+	p.RetryAt = &at
+	if webhook == "" {
+		webhook = m.WebhookID
+	}
+	d.log.Info("webhook delivery failed", "message", m.ID, "webhook", webhook, "attempt", m.Attempts, "dead", p.Dead, "err", cause)
+	err := d.store.OutboxFailed(ctx, p)
 	if errors.Is(err, lifecycle.ErrStaleLease) {
 		return nil // our lease ran out and another deliverer took over
 	}

@@ -7,7 +7,9 @@
 // aggregate (job or run), POSTs each to its webhook signed in the Standard
 // Webhooks format ([Sign]), and records the outcome: delivered, retried with
 // backoff (network errors, timeouts, 5xx and 429, honouring Retry-After), or
-// dead after MaxAttempts with the last error.
+// dead after MaxAttempts with the last error. A [BatchSender] in the
+// client's transport (the bus bridge) takes its webhooks' messages many at
+// a time instead of over HTTP, and is never dead-lettered for being away.
 //
 // Delivery is at-least-once: a deliverer that dies after the receiver got a
 // message, before recording it, delivers it again after its lease. Every

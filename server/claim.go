@@ -31,7 +31,8 @@ func (s *service) leaseTTL(field string, d interface{ AsDuration() time.Duration
 // wait, the server's dispatcher parks it until a wake-up of its queues (this
 // process's own commits and, on PostgreSQL, every server's NOTIFY) lets it
 // lease jobs for it, or the wait ends. It never polls the database, and a
-// wake-up claims for the waiters it can feed, not for every waiter.
+// wake-up is one claim for the waiters it can feed (one store call leasing
+// to each its own jobs), not a claim per waiter.
 func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRequest]) (*connect.Response[stintv1.ClaimResponse], error) {
 	p, m := principalOf(ctx), req.Msg
 	params, wait, err := h.claimParams(p, m)

@@ -22,6 +22,12 @@ var kinds = []struct {
 	code connect.Code
 	name string
 }{
+	// The step conditions come before the ones they wrap, so a client
+	// learns which (docs/steps.md).
+	{store.ErrStepTooLarge, connect.CodeInvalidArgument, "step_too_large"},
+	{store.ErrStepConflict, connect.CodeAborted, "step_conflict"},
+	{store.ErrWaitOver, connect.CodeFailedPrecondition, "wait_over"},
+	{store.ErrSignalTaken, connect.CodeFailedPrecondition, "signal_taken"},
 	{store.ErrValidation, connect.CodeInvalidArgument, "validation"},
 	{store.ErrNotFound, connect.CodeNotFound, "not_found"},
 	{store.ErrStaleLease, connect.CodeFailedPrecondition, "stale_lease"},

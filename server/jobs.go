@@ -69,7 +69,9 @@ func (h *jobs) GetJob(ctx context.Context, req *connect.Request[stintv1.GetJobRe
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&stintv1.GetJobResponse{Job: jobToProto(p.tenant, j)}), nil
+	return connect.NewResponse(&stintv1.GetJobResponse{Job: jobToProto(p.tenant, j),
+		LeaseState:   string(lifecycle.LeaseStateOf(j, h.cfg.Clock.Now())),
+		FailureStage: string(lifecycle.FailureStageOf(j))}), nil
 }
 
 // ListJobs pages through the tenant's jobs in id order. The store lists

@@ -64,6 +64,14 @@ func TestPythonWorker(t *testing.T) {
 			if result.Sum != i+100 || result.By != "python" || j.Owner != "" || j.LastOwner != "acme-worker/python" {
 				t.Fatalf("job %d: result %+v, last owner %q", i, result, j.LastOwner)
 			}
+			ss, err := store.Steps(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := ss.JobSteps(t.Context(), id)
+			if err != nil || len(recs) != 1 || recs[0].Name != "sum" || string(recs[0].Output) != fmt.Sprint(i+100) {
+				t.Fatalf("job %d: steps %+v (%v), want the sum recorded once", i, recs, err)
+			}
 		}
 	})
 }

@@ -53,6 +53,10 @@ func queueSettingsToProto(t tenant, q store.QueueSettings) *stintv1.QueueSetting
 	out := &stintv1.QueueSettings{
 		Name: t.apiQueue(q.Name), Paused: q.Paused, MaxRunning: int32(q.MaxRunning), RateLimit: int32(q.RateLimit),
 		RateInterval: dur(q.RateInterval), FairTenants: q.FairTenants, KeyLimit: int32(q.KeyLimit), UpdatedAt: ts(q.UpdatedAt),
+		DefaultMaxAttempts: int32(q.Defaults.MaxAttempts), DefaultPriority: int32(q.Defaults.Priority),
+	}
+	if q.Defaults.Timeout > 0 {
+		out.DefaultTimeout = dur(q.Defaults.Timeout)
 	}
 	if len(q.Weights) > 0 {
 		out.Weights = map[string]int32{}
@@ -135,7 +139,8 @@ func queueLimitsFromProto(m *stintv1.LimitQueueRequest) (store.QueueLimits, erro
 		field string
 		v     *int32
 		dst   **int
-	}{{"max_running", m.MaxRunning, &l.MaxRunning}, {"rate_limit", m.RateLimit, &l.RateLimit}, {"key_limit", m.KeyLimit, &l.KeyLimit}}
+	}{{"max_running", m.MaxRunning, &l.MaxRunning}, {"rate_limit", m.RateLimit, &l.RateLimit}, {"key_limit", m.KeyLimit, &l.KeyLimit},
+		{"default_max_attempts", m.DefaultMaxAttempts, &l.DefaultMaxAttempts}}
 	for _, f := range ints {
 		if f.v == nil {
 			continue
@@ -152,6 +157,17 @@ func queueLimitsFromProto(m *stintv1.LimitQueueRequest) (store.QueueLimits, erro
 		}
 		d := m.RateInterval.AsDuration()
 		l.RateInterval = &d
+	}
+	if m.DefaultTimeout != nil {
+		if err := checkDuration("default_timeout", m.DefaultTimeout); err != nil {
+			return l, err
+		}
+		d := m.DefaultTimeout.AsDuration()
+		l.DefaultTimeout = &d
+	}
+	if m.DefaultPriority != nil {
+		p := int(*m.DefaultPriority) // the store checks the range
+		l.DefaultPriority = &p
 	}
 	l.FairTenants = m.FairTenants
 	if m.SetWeights {

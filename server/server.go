@@ -111,6 +111,9 @@ func New(cfg Config) (http.Handler, error) {
 		connect.WithCodec(strictJSON{"json"}),
 		connect.WithCodec(strictJSON{"json; charset=utf-8"}),
 		connect.WithInterceptors(logFailures(cfg.Logger)),
+		// Compress (for clients that ask) only what is worth it: gzip of
+		// every small reply cost a tenth of the server's CPU per job.
+		connect.WithCompressMinBytes(compressMinBytes),
 	}
 	mux := http.NewServeMux()
 	mux.Handle(stintv1connect.NewJobServiceHandler(&jobs{svc}, opts...))
@@ -119,6 +122,10 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle(stintv1connect.NewRunServiceHandler(&runs{svc}, opts...))
 	return authenticate(tokens, cfg.NoAuth, mux), nil
 }
+
+// compressMinBytes is the smallest reply the server compresses for a
+// client that accepts gzip.
+const compressMinBytes = 8 << 10
 
 // get reads job id for the caller's tenant: another tenant's job is NotFound.
 func (s *service) get(ctx context.Context, t tenant, id string) (store.Job, error) {

@@ -41,6 +41,9 @@ type Config struct {
 	// so far (metrics.Metrics.Ended): each count then also measures the
 	// throughput since the previous one. Defaults to nil: no throughput.
 	Ended func() map[string]int64
+	// OnCount, when set, is called with each new snapshot, on the
+	// counter's goroutine: keep it quick. Defaults to nil.
+	OnCount func(Snapshot)
 }
 
 // Snapshot is one count of the jobs.
@@ -59,6 +62,10 @@ type Snapshot struct {
 	// Throughput is, per queue, the attempts that ended per second between
 	// the previous count and this one (with Config.Ended only).
 	Throughput map[string]float64 `json:"throughput,omitempty"`
+	// Unserved counts the queued jobs of each (queue, kind) that no worker
+	// seen within store.WorkerTTL handles: they wait, and are reported
+	// (DESIGN §7). Nil when the store does not tell.
+	Unserved []store.KindCount `json:"unserved,omitempty"`
 }
 
 // Counter counts the jobs of a store in the background.
@@ -169,7 +176,16 @@ func (c *Counter) Refresh(ctx context.Context) error {
 		}
 		after = page[len(page)-1].ID
 	}
+	if u, ok := store.As[store.UnservedLister](c.s); ok {
+		var err error
+		if snap.Unserved, err = u.UnservedKinds(ctx); err != nil {
+			return err
+		}
+	}
 	snap.At = c.cfg.Clock.Now()
+	if c.cfg.OnCount != nil {
+		defer func() { c.cfg.OnCount(snap) }() // after the lock is released
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cfg.Ended != nil {

@@ -115,12 +115,38 @@ func (r *Run) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := ss.JobSteps(context.WithoutCancel(ctx), r.host.Record().ID)
+	r.ss = ss
+	recs, err := r.readSteps(context.WithoutCancel(ctx))
 	if err != nil {
 		return fmt.Errorf("%w: read the job's recorded steps: %v", ErrSaveFailed, err)
 	}
 	r.ss, r.recorded, r.loaded = ss, recs, true
 	return nil
+}
+
+// owner is the attempt's fence, for the store calls it makes.
+func (r *Run) owner() store.OwnerParams {
+	j := r.host.Record()
+	return store.OwnerParams{JobID: j.ID, LeaseID: j.LeaseID}
+}
+
+// readSteps reads the job's recorded steps, as the lease holder when the
+// store reads that way (store.LeasedStepReader: over a server's API).
+func (r *Run) readSteps(ctx context.Context) ([]store.StepRecord, error) {
+	if lr, ok := r.ss.(store.LeasedStepReader); ok {
+		o := r.owner()
+		return lr.JobStepsLeased(ctx, &o)
+	}
+	return r.ss.JobSteps(ctx, r.host.Record().ID)
+}
+
+// readSignal reads the signal name sent to the job, as readSteps reads.
+func (r *Run) readSignal(ctx context.Context, name string) (store.Signal, bool, error) {
+	if lr, ok := r.ss.(store.LeasedStepReader); ok {
+		o := r.owner()
+		return lr.JobSignalLeased(ctx, &o, name)
+	}
+	return r.ss.JobSignalGet(ctx, r.host.Record().ID, name)
 }
 
 // take claims the next place in the order for a step of name and kind. It

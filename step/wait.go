@@ -107,8 +107,7 @@ func (r *Run) WaitSignal(ctx context.Context, name string, timeout time.Duration
 		return nil, false, err
 	}
 	for rec == nil {
-		j := r.host.Record()
-		sig, found, err := r.ss.JobSignalGet(context.WithoutCancel(ctx), j.ID, name)
+		sig, found, err := r.readSignal(context.WithoutCancel(ctx), name)
 		if err != nil {
 			return nil, false, fmt.Errorf("%w: read signal %q: %v", ErrSaveFailed, name, err)
 		}

@@ -24,6 +24,9 @@ func (e *engine) JobEnqueue(ctx context.Context, p *JobEnqueueParams) ([]Enqueue
 	if err := lifecycle.CheckTexts("actor id", p.ActorID, "request id", p.RequestID); err != nil {
 		return nil, err
 	}
+	if err := checkRequestIDs(p); err != nil {
+		return nil, err
+	}
 	var out []EnqueueResult
 	err := e.write(ctx, func(tx Tx, b *batch) error {
 		var err error
@@ -43,6 +46,13 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 	if err != nil {
 		return nil, err
 	}
+	specs, err := e.withDefaults(ctx, tx, p.Jobs, t)
+	if err != nil {
+		return nil, err
+	}
+	withDefaults := *p // every field kept; the specs are never the caller's
+	withDefaults.Jobs = specs
+	p = &withDefaults
 	// Validate everything before writing anything: a bad spec rejects the batch.
 	for i := range p.Jobs {
 		if err := p.Jobs[i].Validate(t); err != nil {
@@ -89,7 +99,7 @@ func (e *engine) enqueue(ctx context.Context, tx Tx, b *batch, p *JobEnqueuePara
 		if err := e.admit(ctx, tx, &spec, out[:i]); err != nil {
 			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
 		}
-		s, err := lifecycle.New(ids[i], spec, p.ActorID, p.RequestID, t)
+		s, err := lifecycle.New(ids[i], spec, p.ActorID, requestIDOf(p, i), t)
 		if err != nil {
 			return nil, fmt.Errorf("job %d of the batch: %w", i, err)
 		}
@@ -110,14 +120,18 @@ var requestNS = uuid.MustParse("6f1d3c1e-5a8b-4f0e-9d52-2f4b7c9a1e07")
 // the first one made (returned as existing) and creates nothing new.
 func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]string, map[string]lifecycle.Job, error) {
 	ids := make([]string, len(p.Jobs))
-	if p.RequestID == "" {
+	if p.RequestID == "" && len(p.RequestIDs) == 0 {
 		for i := range ids {
 			ids[i] = e.newID()
 		}
 		return ids, nil, nil
 	}
 	for i, spec := range p.Jobs {
-		ids[i] = requestJobID(spec.Tenant, p.ActorID, p.RequestID, i)
+		if len(p.RequestIDs) > 0 {
+			ids[i] = requestJobID(spec.Tenant, p.ActorID, p.RequestIDs[i], 0)
+		} else {
+			ids[i] = requestJobID(spec.Tenant, p.ActorID, p.RequestID, i)
+		}
 	}
 	found, err := tx.JobGet(ctx, ids)
 	if err != nil || len(found) == 0 {
@@ -137,40 +151,48 @@ func (e *engine) enqueueIDs(ctx context.Context, tx Tx, p *JobEnqueueParams) ([]
 		}
 		if ok && (j.Kind != spec.Kind || j.Queue != queue) {
 			return nil, nil, &lifecycle.Error{Kind: ErrRequestConflict, Op: lifecycle.OpEnqueue,
-				Msg: fmt.Sprintf("request id %q was already used for a different enqueue (job %d of the batch differs); use a new request id for a new request", p.RequestID, i)}
+				Msg: fmt.Sprintf("request id %q was already used for a different enqueue (job %d of the batch differs); use a new request id for a new request", requestIDOf(p, i), i)}
 		}
 	}
 	return ids, existing, nil
 }
 
-func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {
+// checkClaim refuses claim params no store could serve.
+func checkClaim(p *JobClaimParams) error {
 	switch {
 	case p.WorkerID == "":
-		return nil, lifecycle.Validationf("worker id is required to claim")
+		return lifecycle.Validationf("worker id is required to claim")
 	case len(p.Queues) == 0:
-		return nil, lifecycle.Validationf("name at least one queue to claim from")
+		return lifecycle.Validationf("name at least one queue to claim from")
 	case p.Limit < 1 || p.Limit > MaxBatch:
-		return nil, lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
+		return lifecycle.Validationf("claim limit %d: expected 1 to %d", p.Limit, MaxBatch)
 	case p.LeaseTTL <= 0:
-		return nil, lifecycle.Validationf("lease TTL must be positive")
+		return lifecycle.Validationf("lease TTL must be positive")
 	}
 	if err := lifecycle.CheckTexts("worker id", p.WorkerID, "request id", p.RequestID); err != nil {
-		return nil, err
+		return err
 	}
 	for _, q := range p.Queues {
 		if err := lifecycle.CheckName("queue", q); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, k := range p.Kinds {
 		if err := lifecycle.CheckName("kind", k); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, t := range p.Topics {
 		if err := lifecycle.CheckTopicPattern(t); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error) {
+	if err := checkClaim(p); err != nil {
+		return nil, err
 	}
 	release, err := e.turns.take(ctx, e.limits.known(p.Queues))
 	if err != nil {
@@ -321,6 +343,42 @@ func dependsOnOnlyInRuns(specs []lifecycle.Spec) error {
 				"depends_on is only for the jobs of a run (it names %q): nothing unblocks a job enqueued on its own; to run jobs after others, create them together as a run (Client.CreateRun, or `stint runs create --file plan.json`) and name the dependencies there",
 				spec.DependsOn[0]))
 		}
+	}
+	return nil
+}
+
+// requestIDOf is the request id of job i of an enqueue.
+func requestIDOf(p *JobEnqueueParams, i int) string {
+	if len(p.RequestIDs) > 0 {
+		return p.RequestIDs[i]
+	}
+	return p.RequestID
+}
+
+// checkRequestIDs refuses per-job request ids that cannot name the jobs:
+// given with RequestID, not one per job, empty, or repeated.
+func checkRequestIDs(p *JobEnqueueParams) error {
+	if len(p.RequestIDs) == 0 {
+		return nil
+	}
+	switch {
+	case p.RequestID != "":
+		return lifecycle.Validationf("give RequestID or RequestIDs, not both")
+	case len(p.RequestIDs) != len(p.Jobs):
+		return lifecycle.Validationf("%d request ids for %d jobs: give one request id per job", len(p.RequestIDs), len(p.Jobs))
+	}
+	seen := make(map[string]int, len(p.RequestIDs))
+	for i, id := range p.RequestIDs {
+		if id == "" {
+			return lifecycle.Validationf("job %d of the batch has an empty request id: give every job one", i)
+		}
+		if err := lifecycle.CheckTexts("request id", id); err != nil {
+			return err
+		}
+		if j, ok := seen[id]; ok {
+			return lifecycle.Validationf("jobs %d and %d of the batch have the same request id %q: one request id names one job", j, i, id)
+		}
+		seen[id] = i
 	}
 	return nil
 }

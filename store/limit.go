@@ -28,6 +28,12 @@ type limits struct {
 	workers map[string]time.Time // worker id → when its claim was last recorded
 	// turn rotates which tenant a fair claim serves first.
 	turn int
+	// defaults are the job defaults of the queue and kind rows that have
+	// some (defaults.go), read at defaultsAt by the store's clock, under
+	// their own lock: enqueues never wait for the claims' bookkeeping.
+	dmu        sync.Mutex
+	defaults   map[string]SpecDefaults
+	defaultsAt time.Time
 }
 
 func newLimits() *limits { return &limits{workers: map[string]time.Time{}} }
@@ -37,6 +43,9 @@ func (l *limits) forget() {
 	l.mu.Lock()
 	l.at = time.Time{}
 	l.mu.Unlock()
+	l.dmu.Lock()
+	l.defaultsAt = time.Time{}
+	l.dmu.Unlock()
 }
 
 // limited returns which of queues need their settings read, and the kinds
@@ -80,7 +89,7 @@ func (l *limits) limited(ctx context.Context, qt QueueTx, queues []string) (map[
 // Queues without settings are claimed as before, in one query. Each paused
 // or limited queue has its settings row locked (its claimers across every
 // node take turns), is skipped when paused, and is claimed from only up to
-// what its concurrency and rate limits leave; the rate window is updated.
+// what its concurrency and rate limits leave; the rate logs are updated.
 func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycle.Job, error) {
 	qt, ok := tx.(QueueTx)
 	if !ok {
@@ -168,7 +177,7 @@ func (e *engine) claimable(ctx context.Context, tx Tx, q ClaimQuery) ([]lifecycl
 			return nil, err
 		}
 	}
-	return jobs, countStarts(ctx, qt, settings, jobs)
+	return jobs, countStarts(ctx, qt, settings, jobs, q.Now)
 }
 
 // room returns how many jobs of s's queue a claim may take now: none when
@@ -186,17 +195,14 @@ func room(ctx context.Context, qt QueueTx, s *QueueSettings, q ClaimQuery) (int,
 		n = min(n, s.MaxRunning-running)
 	}
 	if s.RateLimit > 0 {
-		window := q.Now.Truncate(s.RateInterval)
-		if !s.RateWindow.Equal(window) {
-			s.RateWindow, s.RateCount = window, 0
-		}
-		n = min(n, s.RateLimit-s.RateCount)
+		s.RateLog = s.RateLog.Since(q.Now.Add(-s.RateInterval))
+		n = min(n, s.RateLimit-s.RateLog.Count())
 	}
 	return n, nil
 }
 
-// countStarts adds the claimed jobs to their rate-limited queues' windows.
-func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSettings, jobs []lifecycle.Job) error {
+// countStarts adds the claimed jobs to their rate-limited queues' logs.
+func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSettings, jobs []lifecycle.Job, now time.Time) error {
 	per := map[string]int{}
 	for _, j := range jobs {
 		per[j.Queue]++
@@ -205,7 +211,7 @@ func countStarts(ctx context.Context, qt QueueTx, settings map[string]QueueSetti
 		if s.RateLimit == 0 || per[name] == 0 {
 			continue
 		}
-		s.RateCount += per[name]
+		s.RateLog = s.RateLog.Add(now, per[name])
 		if err := qt.QueuePut(ctx, s); err != nil {
 			return err
 		}

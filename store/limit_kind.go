@@ -19,12 +19,19 @@ func KindLimitName(kind string) string { return kindPrefix + kind }
 // limitedKind returns the kind a settings row name limits, if it is one.
 func limitedKind(name string) (string, bool) { return strings.CutPrefix(name, kindPrefix) }
 
+// kindRoom is a limited kind's settings during one claim: the starts its
+// log holds in the interval ending now, and those the claim adds.
+type kindRoom struct {
+	QueueSettings
+	used, started int
+}
+
 // kindRates drops from jobs (in claim order) the starts that would exceed
-// their kind's rate limit in its current window, and counts the rest in
-// the window. Each limited kind's row is locked, like a limited queue's.
-// Kinds without a limit, and claims when no kind is limited, cost nothing.
+// their kind's rate limit in the interval ending now, and logs the rest.
+// Each limited kind's row is locked, like a limited queue's. Kinds without
+// a limit, and claims when no kind is limited, cost nothing.
 func kindRates(ctx context.Context, qt QueueTx, q ClaimQuery, kinds map[string]bool, jobs []lifecycle.Job) ([]lifecycle.Job, error) {
-	room := map[string]*QueueSettings{}
+	room := map[string]*kindRoom{}
 	out := jobs[:0:0]
 	for _, j := range jobs {
 		if !kinds[j.Kind] {
@@ -38,20 +45,22 @@ func kindRates(ctx context.Context, qt QueueTx, q ClaimQuery, kinds map[string]b
 				return nil, err
 			}
 			got.Name = KindLimitName(j.Kind)
-			if window := q.Now.Truncate(got.RateInterval); got.RateLimit > 0 && !got.RateWindow.Equal(window) {
-				got.RateWindow, got.RateCount = window, 0
-			}
-			s = &got
+			got.RateLog = got.RateLog.Since(q.Now.Add(-got.RateInterval))
+			s = &kindRoom{QueueSettings: got, used: got.RateLog.Count()}
 			room[j.Kind] = s
 		}
-		if s.RateLimit > 0 && s.RateCount >= s.RateLimit {
-			continue // over the kind's rate: stays queued for a later window
+		if s.RateLimit > 0 && s.used+s.started >= s.RateLimit {
+			continue // over the kind's rate: stays queued until a start leaves the interval
 		}
-		s.RateCount++
+		s.started++
 		out = append(out, j)
 	}
 	for _, s := range room {
-		if err := qt.QueuePut(ctx, *s); err != nil {
+		if s.started == 0 {
+			continue
+		}
+		s.RateLog = s.RateLog.Add(q.Now, s.started)
+		if err := qt.QueuePut(ctx, s.QueueSettings); err != nil {
 			return nil, err
 		}
 	}

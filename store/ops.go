@@ -184,7 +184,7 @@ func (e *engine) complete(ctx context.Context, ps []JobCompleteParams, useHeld b
 		if err != nil {
 			return err
 		}
-		if err := b.lookAhead(ctx, tx, ps); err != nil {
+		if err := b.lookAhead(ctx, tx, len(ps), func(i int) OwnerParams { return ps[i].OwnerParams }); err != nil {
 			return err
 		}
 		for i, p := range ps {

@@ -100,6 +100,10 @@ type OutboxClaimParams struct {
 	// due again (a claimer killed mid-delivery loses nothing).
 	Lease time.Duration
 	Now   *time.Time
+	// Webhooks, when set, claims only these webhooks' messages;
+	// SkipWebhooks never claims theirs. A deliverer that hands some
+	// webhooks to a batch sender (the bus bridge) claims them apart.
+	Webhooks, SkipWebhooks []string
 }
 
 // OutboxReportParams report one delivery attempt.

@@ -98,7 +98,7 @@ func (e *engine) OutboxClaim(ctx context.Context, p *OutboxClaimParams) ([]Outbo
 		if err != nil {
 			return err
 		}
-		ms, err := rt.OutboxHeads(ctx, t, p.Limit)
+		ms, err := outboxHeads(ctx, rt, t, p)
 		if err != nil || len(ms) == 0 {
 			return err
 		}
@@ -110,15 +110,19 @@ func (e *engine) OutboxClaim(ctx context.Context, p *OutboxClaimParams) ([]Outbo
 		for _, w := range hooks {
 			byID[w.ID] = w
 		}
+		until := t.Add(p.Lease)
 		for i := range ms {
 			ms[i].Attempts++
-			ms[i].NextAttemptAt = t.Add(p.Lease)
+			ms[i].NextAttemptAt = until
 			w, ok := byID[ms[i].WebhookID]
 			if !ok {
 				ms[i].State, ms[i].LastError = OutboxDead, "the webhook was removed"
 				continue
 			}
 			out = append(out, OutboxDelivery{Message: ms[i], Webhook: w})
+		}
+		if lt, ok := tx.(OutboxLeaseTx); ok && len(out) == len(ms) {
+			return lt.OutboxLease(ctx, ms, until) // one statement for the lot
 		}
 		return rt.OutboxUpdate(ctx, ms)
 	})
@@ -128,26 +132,30 @@ func (e *engine) OutboxClaim(ctx context.Context, p *OutboxClaimParams) ([]Outbo
 // OutboxDelivered records a delivery; a run's final status delivered sets
 // its reported_at (seed-ci REPORTED) in the same transaction.
 func (e *engine) OutboxDelivered(ctx context.Context, p *OutboxReportParams) error {
-	return e.outboxReport(ctx, p, func(tx Tx, rt RunTx, b *batch, m *OutboxMessage, t time.Time) error {
-		m.State, m.DeliveredAt, m.LastError = OutboxDelivered, &t, ""
-		if m.Aggregate != AggregateRun || !isRunFinal(m.EventType) {
-			return nil
-		}
-		en, err := lockRun(ctx, rt, b, m.AggregateID)
-		if err != nil {
-			if IsRejection(err) {
-				return nil // the run was retired
-			}
-			return err
-		}
-		s, err := lifecycle.ApplyRun(en.run, lifecycle.RunCommand{Op: lifecycle.RunOpReport, Actor: lifecycle.ActorSystem,
-			ActorID: "stint:outbox", Reason: "final status delivered to webhook " + m.WebhookID}, notBeforeRun(t, en.run))
-		if err != nil {
-			return err
-		}
-		b.runs.step(en, s)
+	return e.outboxReport(ctx, p, e.delivered)
+}
+
+// delivered marks m delivered at t; a run's final status delivered sets its
+// reported_at (seed-ci REPORTED) in the same transaction.
+func (e *engine) delivered(ctx context.Context, tx Tx, rt RunTx, b *batch, m *OutboxMessage, t time.Time) error {
+	m.State, m.DeliveredAt, m.LastError = OutboxDelivered, &t, ""
+	if m.Aggregate != AggregateRun || !isRunFinal(m.EventType) {
 		return nil
-	})
+	}
+	en, err := lockRun(ctx, rt, b, m.AggregateID)
+	if err != nil {
+		if IsRejection(err) {
+			return nil // the run was retired
+		}
+		return err
+	}
+	s, err := lifecycle.ApplyRun(en.run, lifecycle.RunCommand{Op: lifecycle.RunOpReport, Actor: lifecycle.ActorSystem,
+		ActorID: "stint:outbox", Reason: "final status delivered to webhook " + m.WebhookID}, notBeforeRun(t, en.run))
+	if err != nil {
+		return err
+	}
+	b.runs.step(en, s)
+	return nil
 }
 
 func isRunFinal(typ string) bool {
@@ -160,7 +168,7 @@ func isRunFinal(typ string) bool {
 
 // OutboxFailed records a failed attempt: due again at RetryAt, or dead.
 func (e *engine) OutboxFailed(ctx context.Context, p *OutboxReportParams) error {
-	return e.outboxReport(ctx, p, func(tx Tx, rt RunTx, b *batch, m *OutboxMessage, t time.Time) error {
+	return e.outboxReport(ctx, p, func(_ context.Context, _ Tx, _ RunTx, _ *batch, m *OutboxMessage, t time.Time) error {
 		m.LastError = p.Error
 		switch {
 		case p.Dead:
@@ -174,10 +182,13 @@ func (e *engine) OutboxFailed(ctx context.Context, p *OutboxReportParams) error 
 	})
 }
 
+// reportFn changes a message a report is about.
+type reportFn func(ctx context.Context, tx Tx, rt RunTx, b *batch, m *OutboxMessage, t time.Time) error
+
 // outboxReport applies a report to a pending message still at the
 // reporter's attempt; a stale reporter (its lease ran out and another
 // claimed the message) changes nothing.
-func (e *engine) outboxReport(ctx context.Context, p *OutboxReportParams, fn func(Tx, RunTx, *batch, *OutboxMessage, time.Time) error) error {
+func (e *engine) outboxReport(ctx context.Context, p *OutboxReportParams, fn reportFn) error {
 	if err := lifecycle.CheckTexts("error", p.Error); err != nil {
 		return err
 	}
@@ -186,25 +197,30 @@ func (e *engine) outboxReport(ctx context.Context, p *OutboxReportParams, fn fun
 		if !ok {
 			return errNoRuns
 		}
-		m, ok, err := rt.OutboxGet(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return &lifecycle.Error{Kind: ErrNotFound, Msg: fmt.Sprintf("outbox message %d: not found", p.ID)}
-		}
-		if m.State != OutboxPending || m.Attempts != p.Attempt {
-			return &lifecycle.Error{Kind: ErrStaleLease, Msg: fmt.Sprintf("outbox message %d is %s at attempt %d, not attempt %d: another deliverer took it", p.ID, m.State, m.Attempts, p.Attempt)}
-		}
 		t, err := now(ctx, tx, p.Now)
 		if err != nil {
 			return err
 		}
-		if err := fn(tx, rt, b, &m, t); err != nil {
-			return err
-		}
-		return rt.OutboxUpdate(ctx, []OutboxMessage{m})
+		return e.outboxReportTx(ctx, tx, rt, b, p, t, fn)
 	})
+}
+
+// outboxReportTx is outboxReport inside a transaction, at time t.
+func (e *engine) outboxReportTx(ctx context.Context, tx Tx, rt RunTx, b *batch, p *OutboxReportParams, t time.Time, fn reportFn) error {
+	m, ok, err := rt.OutboxGet(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &lifecycle.Error{Kind: ErrNotFound, Msg: fmt.Sprintf("outbox message %d: not found", p.ID)}
+	}
+	if m.State != OutboxPending || m.Attempts != p.Attempt {
+		return &lifecycle.Error{Kind: ErrStaleLease, Msg: fmt.Sprintf("outbox message %d is %s at attempt %d, not attempt %d: another deliverer took it", p.ID, m.State, m.Attempts, p.Attempt)}
+	}
+	if err := fn(ctx, tx, rt, b, &m, t); err != nil {
+		return err
+	}
+	return rt.OutboxUpdate(ctx, []OutboxMessage{m})
 }
 
 // OutboxList lists messages ordered by id.

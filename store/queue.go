@@ -18,8 +18,8 @@ type QueueSettings struct {
 	// MaxRunning is the most jobs of the queue claimed or running at once,
 	// across every node; 0 is no limit.
 	MaxRunning int `json:"max_running,omitempty"`
-	// RateLimit is the most jobs of the queue started per RateInterval
-	// (fixed windows aligned on the interval); 0 is no limit.
+	// RateLimit is the most jobs of the queue started in any RateInterval
+	// (a sliding window: see RateLog); 0 is no limit.
 	RateLimit    int           `json:"rate_limit,omitempty"`
 	RateInterval time.Duration `json:"rate_interval,omitempty"`
 	// FairTenants shares each claim of the queue between the tenants that
@@ -32,7 +32,15 @@ type QueueSettings struct {
 	// (env ConcurrencyKeyEnv) claimed or running at once; 0 is no limit.
 	// Jobs of a key at its limit wait without holding back other keys.
 	KeyLimit int `json:"key_limit,omitempty"`
-	// RateWindow and RateCount are the current window and the starts in it.
+	// Defaults are given to the jobs enqueued into the queue (or of the
+	// kind, on a kind's row) that do not say (see SpecDefaults).
+	Defaults SpecDefaults `json:"defaults,omitzero"`
+	// RateLog holds the starts of the last RateInterval, which a claim
+	// counts and adds to.
+	RateLog RateLog `json:"-"`
+	// RateWindow and RateCount, in what QueueSettingsList returns, are the
+	// start of the interval that ends at the store's time and the starts
+	// in it; derived from RateLog, never stored.
 	RateWindow time.Time `json:"-"`
 	RateCount  int       `json:"-"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -52,6 +60,12 @@ type QueueLimits struct {
 	KeyLimit     *int
 	// Weights, when not nil, replaces the tenants' weights.
 	Weights map[string]int
+	// DefaultMaxAttempts, DefaultTimeout and DefaultPriority set the
+	// defaults of the jobs enqueued into the queue (or of the kind) that
+	// do not say; 0 removes one.
+	DefaultMaxAttempts *int
+	DefaultTimeout     *time.Duration
+	DefaultPriority    *int
 }
 
 // Worker is a worker as the store last saw it claim.
@@ -74,8 +88,9 @@ type QueueCount struct {
 
 // KindCount counts the queued jobs of one kind in one queue.
 type KindCount struct {
-	Queue, Kind string
-	Jobs        int
+	Queue string `json:"queue"`
+	Kind  string `json:"kind"`
+	Jobs  int    `json:"jobs"`
 }
 
 // QueueTx is implemented by a driver's Tx that keeps queue controls.
@@ -90,6 +105,9 @@ type QueueTx interface {
 	QueuePut(ctx context.Context, q QueueSettings) error
 	// QueueList returns every queue's settings ordered by name.
 	QueueList(ctx context.Context) ([]QueueSettings, error)
+	// QueueDefaults returns the job defaults of the queue and kind rows
+	// that have some, by row name.
+	QueueDefaults(ctx context.Context) (map[string]SpecDefaults, error)
 	// QueueTenants returns up to limit tenants with queued jobs in queue.
 	QueueTenants(ctx context.Context, queue string, limit int) ([]string, error)
 	// JobClaimableTenant is JobClaimable for the jobs of one tenant in
@@ -119,8 +137,8 @@ type QueueStore interface {
 	QueueInfo(ctx context.Context) ([]QueueInfo, error)
 	// QueueSettingsList returns the settings of every queue that has any,
 	// by name, without counting jobs (cheap enough to read per request).
-	// A rate-limited queue's RateWindow and RateCount are the window
-	// current on the store's clock and the starts in it so far.
+	// A rate-limited queue's RateWindow and RateCount are the start of the
+	// interval that ends at the store's time and the starts in it.
 	QueueSettingsList(ctx context.Context) ([]QueueSettings, error)
 }
 
@@ -229,13 +247,25 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		if l.Weights != nil {
 			q.Weights = l.Weights
 		}
+		if l.DefaultMaxAttempts != nil {
+			q.Defaults.MaxAttempts = *l.DefaultMaxAttempts
+		}
+		if l.DefaultTimeout != nil {
+			q.Defaults.Timeout = *l.DefaultTimeout
+		}
+		if l.DefaultPriority != nil {
+			q.Defaults.Priority = *l.DefaultPriority
+		}
+		if err := q.Defaults.validate(); err != nil {
+			return err
+		}
 		for tenant, w := range q.Weights {
 			if w < 1 || w > 1000 {
 				return lifecycle.Validationf("weight %d of tenant %q: give 1 to 1000", w, tenant)
 			}
 		}
 		if _, kind := limitedKind(name); kind && (q.Paused || q.MaxRunning != 0 || q.KeyLimit != 0 || q.FairTenants || len(q.Weights) > 0) {
-			return lifecycle.Validationf("kind %s: a kind takes only a rate limit (--rate with --per); limit the queue for the rest", strings.TrimPrefix(name, kindPrefix))
+			return lifecycle.Validationf("kind %s: a kind takes only a rate limit (--rate with --per) and job defaults; limit the queue for the rest", strings.TrimPrefix(name, kindPrefix))
 		}
 		switch {
 		case q.MaxRunning < 0 || q.MaxRunning > MaxBatch*100:
@@ -247,8 +277,7 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		case q.RateLimit > 0 && q.RateInterval < time.Millisecond:
 			return lifecycle.Validationf("rate limit of %d needs an interval of at least 1ms, such as 1s or 1m", q.RateLimit)
 		}
-		q.RateWindow, q.RateCount = time.Time{}, 0
-		return nil
+		return nil // the log stays: a new limit counts the starts already made
 	})
 }
 
@@ -301,11 +330,9 @@ func (e *engine) QueueInfo(ctx context.Context) ([]QueueInfo, error) {
 		if err != nil {
 			return err
 		}
-		for _, k := range kinds {
-			if !served(workers, k.Queue, k.Kind) {
-				q := get(k.Queue)
-				q.Unserved = append(q.Unserved, k.Kind)
-			}
+		for _, k := range unserved(kinds, workers) {
+			q := get(k.Queue)
+			q.Unserved = append(q.Unserved, k.Kind)
 		}
 		out = out[:0]
 		for _, q := range byName {
@@ -331,13 +358,10 @@ func (e *engine) QueueSettingsList(ctx context.Context) ([]QueueSettings, error)
 		if out, err = qt.QueueList(ctx); err != nil {
 			return err
 		}
-		// The stored window is the last one a claim used: a later window has
-		// had no starts yet, as room() sees it at the next claim.
 		for i, q := range out {
 			if q.RateLimit > 0 && q.RateInterval > 0 {
-				if w := t.Truncate(q.RateInterval); !q.RateWindow.Equal(w) {
-					out[i].RateWindow, out[i].RateCount = w, 0
-				}
+				from := t.Add(-q.RateInterval)
+				out[i].RateWindow, out[i].RateCount = from, q.RateLog.Since(from).Count()
 			}
 		}
 		return nil

@@ -28,16 +28,16 @@ type requests struct {
 	found  map[requestKey]lifecycle.Event
 }
 
-// lookAhead looks up the request ids of ps in one statement when tx can,
-// so that step finds them without a query each.
-func (b *batch) lookAhead(ctx context.Context, tx Tx, ps []JobCompleteParams) error {
+// lookAhead looks up the request ids of n owner ops (op(i) is the i-th) in
+// one statement when tx can, so that step finds them without a query each.
+func (b *batch) lookAhead(ctx context.Context, tx Tx, n int, op func(i int) OwnerParams) error {
 	rl, ok := tx.(RequestLookup)
 	if !ok {
 		return nil
 	}
 	var jobs, reqs []string
-	for _, p := range ps {
-		if p.RequestID != "" {
+	for i := range n {
+		if p := op(i); p.RequestID != "" {
 			jobs, reqs = append(jobs, p.JobID), append(reqs, p.RequestID)
 		}
 	}

@@ -70,8 +70,16 @@ func (e *engine) addRunJobs(ctx context.Context, tx Tx, b *batch, run lifecycle.
 		ids[s.Name] = e.newID()
 	}
 	out := make([]RunJob, 0, len(specs))
+	plain := make([]lifecycle.Spec, len(specs))
 	for i, s := range specs {
-		spec := s.Spec
+		plain[i] = s.Spec
+	}
+	plain, err := e.withDefaults(ctx, tx, plain, t)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range specs {
+		spec := plain[i]
 		if spec.DedupeKey != "" {
 			return nil, lifecycle.Validationf("job %q of the run: dedupe_key is not allowed in a run (the run names its jobs)", s.Name)
 		}

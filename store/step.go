@@ -118,6 +118,18 @@ type StepStore interface {
 	JobSignals(ctx context.Context, jobID string) ([]Signal, error)
 }
 
+// LeasedStepReader is implemented by step stores that read a job's steps
+// and signals as the holder of its lease: a store over a server's API,
+// whose worker token may read only the jobs it holds (WorkerService's
+// GetSteps and GetSignal). The step engine reads through it when the store
+// offers it.
+type LeasedStepReader interface {
+	// JobStepsLeased returns the steps of the job p's lease holds, in order.
+	JobStepsLeased(ctx context.Context, p *OwnerParams) ([]StepRecord, error)
+	// JobSignalLeased returns the signal of a name sent to that job, if any.
+	JobSignalLeased(ctx context.Context, p *OwnerParams, name string) (Signal, bool, error)
+}
+
 // JobStepParams record one step.
 type JobStepParams struct {
 	OwnerParams

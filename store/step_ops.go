@@ -76,6 +76,12 @@ func (e *engine) JobStepRecord(ctx context.Context, p *JobStepParams) (Job, Step
 		if err != nil {
 			return err
 		}
+		if next.Rev == j.Rev {
+			// step found an earlier step_recorded event of this request id:
+			// its record is at another seq, so this is another request.
+			return &lifecycle.Error{Kind: ErrRequestConflict, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
+				Msg: fmt.Sprintf("request id %q already recorded another step of this job; use a new request id for a new step", p.RequestID)}
+		}
 		rec = StepRecord{JobID: j.ID, Seq: p.Seq, Name: p.Name, Kind: p.Kind, Attempt: next.Attempt, LeaseID: next.LeaseID,
 			Status: p.Status, Output: compact(p.Output), Error: p.Error, DurationMS: max(p.DurationMS, 0), RecordedAt: now}
 		out = next

@@ -106,7 +106,12 @@ type JobEnqueueParams struct {
 	// returns the jobs the first call created (Existing) and writes nothing.
 	// It is recorded on the enqueued events. Optional.
 	RequestID string
-	Now       *time.Time
+	// RequestIDs, instead of RequestID, gives each job a request id of its
+	// own (one per job, all distinct): job i is then exactly the job an
+	// enqueue of that one spec under RequestIDs[i] makes, so many requests
+	// share one transaction and each stays idempotent on its own.
+	RequestIDs []string
+	Now        *time.Time
 }
 
 // EnqueueResult is one enqueued job, or the live job its dedupe key matched.
@@ -139,7 +144,12 @@ type JobClaimParams struct {
 	// leased that are still held under those leases, and claims nothing new.
 	// Optional.
 	RequestID string
-	Now       *time.Time
+	// RequestIDs, instead of RequestID, gives each job a request id of its
+	// own (one per job, all distinct): job i is then exactly the job an
+	// enqueue of that one spec under RequestIDs[i] makes, so many requests
+	// share one transaction and each stays idempotent on its own.
+	RequestIDs []string
+	Now        *time.Time
 }
 
 // OwnerParams identify an owner operation: the job, the lease presented, and
@@ -148,7 +158,12 @@ type OwnerParams struct {
 	JobID     string
 	LeaseID   string
 	RequestID string
-	Now       *time.Time
+	// RequestIDs, instead of RequestID, gives each job a request id of its
+	// own (one per job, all distinct): job i is then exactly the job an
+	// enqueue of that one spec under RequestIDs[i] makes, so many requests
+	// share one transaction and each stays idempotent on its own.
+	RequestIDs []string
+	Now        *time.Time
 }
 
 // JobHeartbeatParams extend a lease.

@@ -373,6 +373,7 @@ async function start() {
   }
   $("#login").hidden = true;
   $("#nav-outbox").hidden = !me.can_see_outbox;
+  $("#nav-bus").hidden = !me.can_see_bus;
   $("#who").textContent = `${me.name} · ${me.role} · tenant ${me.tenant}${me.read_only ? " · read-only" : ""}`;
   render(true);
   clearInterval(timer);

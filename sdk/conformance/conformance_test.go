@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,9 @@ func TestScenarios(t *testing.T) {
 			t.Run("cancel reaches the handler", func(t *testing.T) { cancelReachesHandler(t, s, w) })
 			t.Run("a stale lease's report is rejected", func(t *testing.T) { staleLeaseRejected(t, s, w) })
 			t.Run("shutdown loses no attempt", func(t *testing.T) { shutdownLosesNoAttempt(t, s, w, start) })
+			t.Run("steps replayed after a kill", func(t *testing.T) {
+				stepsReplayedAfterKill(t, s, func() *worker { return startWorker(t, r.cmd(t), s, "conf-steps") })
+			})
 		})
 	}
 }
@@ -153,6 +157,47 @@ func shutdownLosesNoAttempt(t *testing.T, s *server, w *worker, start func() *wo
 	}
 }
 
+// stepsReplayedAfterKill: the steps handler runs step one, then waits for
+// a signal with the lease given back; its worker is killed (SIGKILL), and
+// a new worker, woken by the signal, replays step one without running it,
+// sleeps durably and runs step two. Every step's side effect (a line on
+// stdout) happens once across the kill, and step outputs cross the API
+// byte for byte.
+func stepsReplayedAfterKill(t *testing.T, s *server, start func() *worker) {
+	w := start()
+	id := s.enqueueTo(t, "conf-steps", "steps", nil)
+	w.expect(t, "ran "+id+" one")
+	s.wait(t, id, stintv1.JobState_JOB_STATE_SCHEDULED) // waiting for its signal, no lease held
+	w.kill(t)
+	w2 := start()
+	if _, err := s.jobs.SignalJob(t.Context(), connect.NewRequest(&stintv1.SignalJobRequest{Id: id, Name: "go", Payload: `{"n":12345678901234567}`})); err != nil {
+		t.Fatal(err)
+	}
+	j := s.wait(t, id, stintv1.JobState_JOB_STATE_SUCCEEDED)
+	w2.expect(t, "ran "+id+" two")
+	if slices.Contains(w2.seen, "ran "+id+" one") {
+		t.Fatalf("step one ran again after the kill: %q", w2.seen)
+	}
+	r := j.GetResult().GetStructValue().AsMap()
+	if r["one"] != 1.0 || r["two"] != 2.0 || r["received"] != true {
+		t.Fatalf("result %v", r)
+	}
+	res, err := s.jobs.ListSteps(t.Context(), connect.NewRequest(&stintv1.ListStepsRequest{Id: id}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range res.Msg.Steps {
+		names = append(names, st.Kind+":"+st.Name)
+	}
+	if got, want := strings.Join(names, " "), "run:one wait:go signal:go sleep:nap run:two"; got != want {
+		t.Fatalf("steps %q, want %q", got, want)
+	}
+	if got, want := res.Msg.Steps[2].Output, `{"received":true,"payload":{"n":12345678901234567}}`; got != want {
+		t.Fatalf("the signal's record %s, want %s", got, want)
+	}
+}
+
 // server is a `stint server` process and a client of it.
 type server struct {
 	url, client, worker string
@@ -161,11 +206,16 @@ type server struct {
 
 func (s *server) enqueue(t *testing.T, kind string, payload map[string]any) string {
 	t.Helper()
+	return s.enqueueTo(t, "conf", kind, payload)
+}
+
+func (s *server) enqueueTo(t *testing.T, queue, kind string, payload map[string]any) string {
+	t.Helper()
 	p, err := structpb.NewStruct(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.jobs.Enqueue(t.Context(), connect.NewRequest(&stintv1.EnqueueRequest{Job: &stintv1.Spec{Kind: kind, Queue: "conf", Payload: p, MaxAttempts: 5}}))
+	res, err := s.jobs.Enqueue(t.Context(), connect.NewRequest(&stintv1.EnqueueRequest{Job: &stintv1.Spec{Kind: kind, Queue: queue, Payload: p, MaxAttempts: 5}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,15 @@ func (w *worker) stop(t *testing.T) {
 	}
 }
 
+// kill ends the worker with SIGKILL: no graceful stop, no report.
+func (w *worker) kill(t *testing.T) {
+	t.Helper()
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.cmd.Wait()
+}
+
 // expect waits, for at most a minute, for the worker to print line.
 func (w *worker) expect(t *testing.T, line string) {
 	t.Helper()

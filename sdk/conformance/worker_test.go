@@ -77,6 +77,24 @@ func goWorker(url, token, queue string) int {
 		}
 		return j.SetResult("first")
 	})
+	mux.HandleFunc("steps", func(ctx context.Context, j *stint.Job) error {
+		one, err := stint.Step(ctx, j, "one", func(context.Context) (int, error) { say("ran %s one", j.ID()); return 1, nil })
+		if err != nil {
+			return err
+		}
+		payload, received, err := j.WaitSignal(ctx, "go", time.Hour)
+		if err != nil {
+			return err
+		}
+		if err := j.Sleep(ctx, "nap", 10*time.Millisecond); err != nil {
+			return err
+		}
+		two, err := stint.Step(ctx, j, "two", func(context.Context) (int, error) { say("ran %s two", j.ID()); return one + 1, nil })
+		if err != nil {
+			return err
+		}
+		return j.SetResult(map[string]any{"one": one, "two": two, "received": received, "payload": payload, "lang": "go"})
+	})
 	cfg := stint.Config{
 		Queues: map[string]int{queue: 4}, LeaseTTL: 10 * time.Minute, ShutdownGrace: -1, NoMaintenance: true,
 		OnOutcome: func(o stint.Outcome) {

@@ -32,6 +32,14 @@ type Config struct {
 	// wake-up starts one, and each claim that comes back full starts
 	// another while waiters remain. Defaults to 4.
 	Parallel int
+	// Many leases for several waiters in one claim. Defaults to the
+	// capability of Store when Store is a store.Store that has one (found
+	// with store.As); without it each claim serves one waiter.
+	Many store.ClaimManyStore
+	// Group is the most jobs one claim asks for on behalf of several
+	// waiters (the sum of their limits); a waiter asking for more is
+	// served alone. Defaults to 1000.
+	Group int
 	// Recheck is how long an empty claim is trusted without a wake-up:
 	// after it, the next waiter to arrive claims again, in case a wake-up
 	// was lost (a PostgreSQL listener that reconnected). Defaults to 10s.
@@ -51,6 +59,14 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Recheck == 0 {
 		c.Recheck = 10 * time.Second
+	}
+	if c.Group == 0 {
+		c.Group = 1000
+	}
+	if c.Many == nil {
+		if s, ok := c.Store.(store.Store); ok {
+			c.Many, _ = store.As[store.ClaimManyStore](s)
+		}
 	}
 	return c
 }
@@ -78,8 +94,8 @@ func New(cfg Config) (*Dispatcher, error) {
 	switch {
 	case cfg.Store == nil:
 		return nil, errors.New("dispatch: Config.Store is required")
-	case cfg.Parallel < 0 || cfg.Recheck < 0:
-		return nil, errors.New("dispatch: Config.Parallel and Config.Recheck must not be negative")
+	case cfg.Parallel < 0 || cfg.Recheck < 0 || cfg.Group < 0:
+		return nil, errors.New("dispatch: Config.Parallel, Config.Recheck and Config.Group must not be negative")
 	}
 	return &Dispatcher{cfg: cfg, lines: map[string]*line{}, watch: map[string][]*line{}, rearm: make(chan struct{}, 1), changed: make(chan struct{})}, nil
 }
@@ -132,6 +148,8 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 		d.poke() // the run goroutine may end now
 		if err == nil && len(jobs) < p.Limit && l.gen == gen {
 			l.emptyAt = d.cfg.Clock.Now()
+		} else {
+			d.kick(l) // waiters that parked meanwhile may have jobs too
 		}
 		if err != nil || len(jobs) > 0 {
 			d.mu.Unlock()

@@ -28,7 +28,8 @@ var (
 
 func queueSettingsOf(p *stintv1.QueueSettings) store.QueueSettings {
 	q := store.QueueSettings{Name: p.GetName(), Paused: p.GetPaused(), MaxRunning: int(p.GetMaxRunning()), RateLimit: int(p.GetRateLimit()),
-		RateInterval: p.GetRateInterval().AsDuration(), FairTenants: p.GetFairTenants(), KeyLimit: int(p.GetKeyLimit()), UpdatedAt: timeOf(p.GetUpdatedAt())}
+		RateInterval: p.GetRateInterval().AsDuration(), FairTenants: p.GetFairTenants(), KeyLimit: int(p.GetKeyLimit()), UpdatedAt: timeOf(p.GetUpdatedAt()),
+		Defaults: store.SpecDefaults{MaxAttempts: int(p.GetDefaultMaxAttempts()), Timeout: p.GetDefaultTimeout().AsDuration(), Priority: int(p.GetDefaultPriority())}}
 	if len(p.GetWeights()) > 0 {
 		q.Weights = map[string]int{}
 		for k, v := range p.GetWeights() {
@@ -83,7 +84,8 @@ func (s *Store) QueuePause(ctx context.Context, name string, paused bool) (store
 // QueueLimit sets a queue's limits (name may be store.KindLimitName(K)).
 func (s *Store) QueueLimit(ctx context.Context, name string, l store.QueueLimits) (store.QueueSettings, error) {
 	req := &stintv1.LimitQueueRequest{Name: name, RateInterval: durPtr(l.RateInterval), FairTenants: l.FairTenants,
-		MaxRunning: int32Ptr(l.MaxRunning), RateLimit: int32Ptr(l.RateLimit), KeyLimit: int32Ptr(l.KeyLimit)}
+		MaxRunning: int32Ptr(l.MaxRunning), RateLimit: int32Ptr(l.RateLimit), KeyLimit: int32Ptr(l.KeyLimit),
+		DefaultMaxAttempts: int32Ptr(l.DefaultMaxAttempts), DefaultTimeout: durPtr(l.DefaultTimeout), DefaultPriority: int32Ptr(l.DefaultPriority)}
 	if l.Weights != nil {
 		req.SetWeights, req.Weights = true, map[string]int32{}
 		for k, v := range l.Weights {

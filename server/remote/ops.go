@@ -41,6 +41,9 @@ func (s *Store) JobEnqueue(ctx context.Context, p *store.JobEnqueueParams) ([]st
 	if err := noNow(p.Now); err != nil {
 		return nil, err
 	}
+	if len(p.RequestIDs) > 0 {
+		return nil, lifecycle.Validationf("RequestIDs (a request id per job) is not carried over a server: enqueue each job with its own RequestID")
+	}
 	req := &stintv1.EnqueueManyRequest{RequestId: requestID(p.RequestID)}
 	for _, sp := range p.Jobs {
 		ps, err := spec(sp, s.opts.Tenant)

@@ -3,7 +3,8 @@
 
 usage: worker.py URL TOKEN COUNT
 Claims jobs from queue "py", starts, heartbeats and completes each with the
-sum of its payload's a and b, and exits after COUNT jobs.
+sum of its payload's a and b (recorded as a durable step), and exits after
+COUNT jobs.
 """
 import json
 import sys
@@ -42,7 +43,15 @@ while done < COUNT:
             call("WorkerService/AckCancel", {"owner": owner(job)})
             continue
         payload = job.get("payload", {})
-        result = {"sum": payload["a"] + payload["b"], "by": "python"}
+        # The sum is a durable step (docs/steps.md, the wire protocol): a
+        # later attempt would find it recorded and not compute it again.
+        steps = call("WorkerService/GetSteps", {"owner": owner(job)}).get("steps", [])
+        if steps:
+            total = json.loads(steps[0]["output"])
+        else:
+            total = payload["a"] + payload["b"]
+            call("WorkerService/RecordStep", {"owner": owner(job), "seq": 1, "name": "sum", "output": json.dumps(total)})
+        result = {"sum": total, "by": "python"}
         call("WorkerService/Complete", {"owner": owner(job), "result": result, "execution_ms": 1})
         done += 1
 print(f"completed {done} jobs")

@@ -35,36 +35,63 @@ import (
 // the low-water probe (in processes that claim), about once a second; a
 // table is analyzed again no sooner than analyzeCostFactor times its last
 // analyze took, so that a busy table costs about one percent of one
-// connection. Options.DisableAnalyze turns it off for those who manage
-// statistics themselves.
+// connection. A check that finds nothing stale doubles the wait for the
+// next, up to analyzeMaxWait, so that an idle process checks rarely (the
+// check reads the statistics of every table of the schema: about a
+// millisecond of the server's CPU). Options.DisableAnalyze turns it off for
+// those who manage statistics themselves.
 const (
 	analyzeBase       = 50
 	analyzeScale      = 0.1
 	analyzeCostFactor = 100
 	analyzeMinGap     = time.Second
+	analyzeMaxWait    = 30 * time.Second
 )
 
 // qStaleTables lists the tables of a schema whose statistics are stale by
 // autovacuum's default rule and whose size moved by half or double since
-// they were last analyzed (reltuples is -1 for a table never analyzed).
+// they were last analyzed (reltuples is -1 for a table never analyzed). It
+// reads pg_class by schema, not pg_stat_user_tables, which computes the
+// statistics of every table in the database before filtering.
 const qStaleTables = `
-SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.schemaname = $1 AND c.relkind = 'r'
-  AND s.n_mod_since_analyze > $2 + $3 * greatest(c.reltuples, 0)
-  AND (c.reltuples < 0 OR s.n_live_tup > $2 + 2 * c.reltuples OR 2 * s.n_live_tup < c.reltuples)
-ORDER BY s.relname`
+SELECT c.relname FROM pg_class c
+WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r'
+  AND pg_stat_get_mod_since_analyze(c.oid) > $2 + $3 * greatest(c.reltuples, 0)
+  AND (c.reltuples < 0 OR pg_stat_get_live_tuples(c.oid) > $2 + 2 * c.reltuples
+       OR 2 * pg_stat_get_live_tuples(c.oid) < c.reltuples)
+ORDER BY c.relname`
 
-// analyzer remembers when each table may next be analyzed. It is used by
-// the probe goroutine alone.
+// analyzer remembers when each table may next be analyzed, and when to
+// check next. It is used by the probe goroutine alone.
 type analyzer struct {
-	next map[string]time.Time
+	next  map[string]time.Time
+	check time.Time     // the next check
+	wait  time.Duration // since the last check that found something
+}
+
+// due reports whether a check is due now, and schedules the next one as if
+// this one found nothing.
+func (a *analyzer) due(now time.Time) bool {
+	if now.Before(a.check) {
+		return false
+	}
+	a.wait = min(max(2*a.wait, analyzeMinGap), analyzeMaxWait)
+	a.check = now.Add(a.wait)
+	return true
+}
+
+// found makes the next check come soon: a table that went stale once
+// likely will again.
+func (a *analyzer) found(now time.Time) {
+	a.wait = analyzeMinGap
+	a.check = now.Add(a.wait)
 }
 
 // analyzeStale analyzes the tables of the driver's schema whose statistics
 // are stale and whose gap since their last analyze by this driver has
 // passed. It returns the tables it analyzed.
 func (d *Driver) analyzeStale(ctx context.Context) ([]string, error) {
-	if d.opts.DisableAnalyze {
+	if d.opts.DisableAnalyze || !d.an.due(time.Now()) {
 		return nil, nil
 	}
 	rows, err := d.pool.Query(ctx, qStaleTables, d.opts.Schema, analyzeBase, analyzeScale)
@@ -89,6 +116,9 @@ func (d *Driver) analyzeStale(ctx context.Context) ([]string, error) {
 		}
 		d.an.next[table] = time.Now().Add(max(analyzeMinGap, analyzeCostFactor*time.Since(start)))
 		done = append(done, table)
+	}
+	if len(stale) > 0 {
+		d.an.found(time.Now())
 	}
 	return done, nil
 }

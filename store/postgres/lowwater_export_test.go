@@ -69,5 +69,9 @@ type rollbackError struct{}
 
 func (*rollbackError) Error() string { return "rollback" }
 
-// AnalyzeStale runs one pass of the statistics check (analyze.go).
-func (d *Driver) AnalyzeStale(ctx context.Context) ([]string, error) { return d.analyzeStale(ctx) }
+// AnalyzeStale runs one pass of the statistics check (analyze.go) now,
+// whenever the last was.
+func (d *Driver) AnalyzeStale(ctx context.Context) ([]string, error) {
+	d.an.check = time.Time{}
+	return d.analyzeStale(ctx)
+}

@@ -15,7 +15,7 @@ import (
 var _ store.QueueTx = (*tx)(nil)
 
 const (
-	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_window, rate_count, updated_at, fair, weights, key_limit`
+	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_log, updated_at, fair, weights, key_limit, defaults`
 	qQueueLimitedNames = `SELECT name FROM queues WHERE paused OR max_running > 0 OR rate_limit > 0 OR fair OR key_limit > 0`
 	qQueueGet          = `SELECT ` + queueColumns + ` FROM queues WHERE name = $1`
 	// Locking the row makes the claimers of a limited queue on every node
@@ -25,8 +25,9 @@ const (
 	qQueuePut     = `INSERT INTO queues (` + queueColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
     ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, max_running = excluded.max_running,
         rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
-        rate_window = excluded.rate_window, rate_count = excluded.rate_count, updated_at = excluded.updated_at,
-        fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit`
+        rate_log = excluded.rate_log, updated_at = excluded.updated_at,
+        fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit, defaults = excluded.defaults`
+	qQueueDefaults  = `SELECT name, defaults FROM queues WHERE defaults <> ''`
 	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = $1 AND state IN ('claimed', 'running', 'cancel_requested')`
 	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
 	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
@@ -60,16 +61,12 @@ func (t *tx) QueueGet(ctx context.Context, name string) (store.QueueSettings, bo
 }
 
 func (t *tx) QueuePut(ctx context.Context, q store.QueueSettings) error {
-	window := q.RateWindow
-	if window.IsZero() {
-		window = time.Unix(0, 0)
-	}
 	weights, err := json.Marshal(q.Weights)
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), window, q.RateCount, q.UpdatedAt,
-		q.FairTenants, string(weights), q.KeyLimit)
+	_, err = t.exec(ctx, qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval), q.RateLog.String(), q.UpdatedAt,
+		q.FairTenants, string(weights), q.KeyLimit, q.Defaults.String())
 	return err
 }
 
@@ -133,15 +130,35 @@ func (t *tx) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, e
 func scanQueue(r pgx.CollectableRow) (store.QueueSettings, error) {
 	var q store.QueueSettings
 	var interval int64
-	var weights string
-	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &q.RateWindow, &q.RateCount, &q.UpdatedAt, &q.FairTenants, &weights, &q.KeyLimit)
+	var weights, rateLog, defaults string
+	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &rateLog, &q.UpdatedAt, &q.FairTenants, &weights, &q.KeyLimit, &defaults)
 	if err != nil {
 		return q, err
 	}
 	if err := json.Unmarshal([]byte(weights), &q.Weights); err != nil {
 		return q, err
 	}
+	if q.RateLog, err = store.ParseRateLog(rateLog); err != nil {
+		return q, err
+	}
+	if q.Defaults, err = store.ParseSpecDefaults(defaults); err != nil {
+		return q, err
+	}
 	q.RateInterval = time.Duration(interval)
-	q.RateWindow, q.UpdatedAt = q.RateWindow.UTC(), q.UpdatedAt.UTC()
+	q.UpdatedAt = q.UpdatedAt.UTC()
 	return q, err
+}
+
+func (t *tx) QueueDefaults(ctx context.Context) (map[string]store.SpecDefaults, error) {
+	out := map[string]store.SpecDefaults{}
+	_, err := rows(ctx, t, qQueueDefaults, nil, func(r pgx.CollectableRow) (struct{}, error) {
+		var name, defaults string
+		if err := r.Scan(&name, &defaults); err != nil {
+			return struct{}{}, err
+		}
+		d, err := store.ParseSpecDefaults(defaults)
+		out[name] = d
+		return struct{}{}, err
+	})
+	return out, err
 }

@@ -14,15 +14,16 @@ import (
 var _ store.QueueTx = (*txn)(nil)
 
 const (
-	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_window, rate_count, updated_at, fair, weights, key_limit`
+	queueColumns       = `name, paused, max_running, rate_limit, rate_interval, rate_log, updated_at, fair, weights, key_limit, defaults`
 	qQueueLimitedNames = `SELECT name FROM queues WHERE paused <> 0 OR max_running > 0 OR rate_limit > 0 OR fair <> 0 OR key_limit > 0`
 	qQueueGet          = `SELECT ` + queueColumns + ` FROM queues WHERE name = ?`
 	qQueueList         = `SELECT ` + queueColumns + ` FROM queues ORDER BY name`
 	qQueuePut          = `INSERT INTO queues (` + queueColumns + `) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
     ON CONFLICT (name) DO UPDATE SET paused = excluded.paused, max_running = excluded.max_running,
         rate_limit = excluded.rate_limit, rate_interval = excluded.rate_interval,
-        rate_window = excluded.rate_window, rate_count = excluded.rate_count, updated_at = excluded.updated_at,
-        fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit`
+        rate_log = excluded.rate_log, updated_at = excluded.updated_at,
+        fair = excluded.fair, weights = excluded.weights, key_limit = excluded.key_limit, defaults = excluded.defaults`
+	qQueueDefaults  = `SELECT name, defaults FROM queues WHERE defaults <> ''`
 	qJobCountLeased = `SELECT count(*) FROM jobs WHERE queue = ? AND state IN ('claimed', 'running', 'cancel_requested')`
 	qQueueCounts    = `SELECT queue, state, count(*), min(run_at) FROM jobs GROUP BY queue, state ORDER BY queue, state`
 	qQueuedKinds    = `SELECT queue, kind, count(*) FROM jobs WHERE state = 'queued' GROUP BY queue, kind ORDER BY queue, kind`
@@ -58,7 +59,7 @@ func (t *txn) QueuePut(ctx context.Context, q store.QueueSettings) error {
 		return err
 	}
 	_, err = t.q.ExecContext(t.stmtCtx(ctx), qQueuePut, q.Name, q.Paused, q.MaxRunning, q.RateLimit, int64(q.RateInterval),
-		micros(q.RateWindow), q.RateCount, micros(q.UpdatedAt), q.FairTenants, string(weights), q.KeyLimit)
+		q.RateLog.String(), micros(q.UpdatedAt), q.FairTenants, string(weights), q.KeyLimit, q.Defaults.String())
 	return err
 }
 
@@ -124,17 +125,23 @@ func (t *txn) WorkerList(ctx context.Context, since time.Time) ([]store.Worker, 
 
 func scanQueue(r interface{ Scan(...any) error }) (store.QueueSettings, error) {
 	var q store.QueueSettings
-	var interval, window, updated int64
-	var weights string
-	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &window, &q.RateCount, &updated, &q.FairTenants, &weights, &q.KeyLimit)
+	var interval, updated int64
+	var weights, rateLog, defaults string
+	err := r.Scan(&q.Name, &q.Paused, &q.MaxRunning, &q.RateLimit, &interval, &rateLog, &updated, &q.FairTenants, &weights, &q.KeyLimit, &defaults)
 	if err != nil {
 		return q, err
 	}
 	if err := json.Unmarshal([]byte(weights), &q.Weights); err != nil {
 		return q, err
 	}
+	if q.RateLog, err = store.ParseRateLog(rateLog); err != nil {
+		return q, err
+	}
+	if q.Defaults, err = store.ParseSpecDefaults(defaults); err != nil {
+		return q, err
+	}
 	q.RateInterval = time.Duration(interval)
-	q.RateWindow, q.UpdatedAt = time.UnixMicro(window).UTC(), time.UnixMicro(updated).UTC()
+	q.UpdatedAt = time.UnixMicro(updated).UTC()
 	return q, err
 }
 
@@ -142,4 +149,18 @@ func scanQueue(r interface{ Scan(...any) error }) (store.QueueSettings, error) {
 // the driver's cache of prepared statements.
 func queryAll[T any](ctx context.Context, t *txn, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
 	return rowsOf(scan)(t.q.QueryContext(t.stmtCtx(ctx), query, args...))
+}
+
+func (t *txn) QueueDefaults(ctx context.Context) (map[string]store.SpecDefaults, error) {
+	out := map[string]store.SpecDefaults{}
+	_, err := queryAll(ctx, t, qQueueDefaults, func(r *sql.Rows) (struct{}, error) {
+		var name, defaults string
+		if err := r.Scan(&name, &defaults); err != nil {
+			return struct{}{}, err
+		}
+		d, err := store.ParseSpecDefaults(defaults)
+		out[name] = d
+		return struct{}{}, err
+	})
+	return out, err
 }

@@ -154,6 +154,26 @@ func testStepOrder(t *testing.T, h *stepHarness) {
 		LeaseID: f.Lease, StepSeq: 2, StepName: "b"}, Now: h.tick()})
 	rejected(t, err, store.ErrValidation)
 	h.unchanged(before)
+
+	// A request id is one request: repeated with the same step it returns
+	// the record; used again for another step it is refused.
+	byRequest := func(seq int, name string) (store.StepRecord, error) {
+		o := h.own(f)
+		o.RequestID = "req-b"
+		_, rec, err := h.ss.JobStepRecord(h.ctx, &store.JobStepParams{OwnerParams: o, Seq: seq, Name: name, Status: store.StepOK, Output: json.RawMessage(`2`)})
+		return rec, err
+	}
+	b, err := byRequest(2, "b")
+	h.ok("record b", err)
+	again, err = byRequest(2, "b")
+	h.ok("record b again", err)
+	if asJSON(again) != asJSON(b) {
+		t.Errorf("a retried request returned %s, want %s", asJSON(again), asJSON(b))
+	}
+	before = h.snap(f.ID)
+	_, err = byRequest(3, "c")
+	rejected(t, err, store.ErrRequestConflict)
+	h.unchanged(before)
 }
 
 func testStepSize(t *testing.T, h *stepHarness) {

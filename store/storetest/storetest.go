@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Search", testSearch},
 		{"ScheduleTick", testScheduleTick},
 		{"Differential", testDifferential},
+		{"Batches", testBatches},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

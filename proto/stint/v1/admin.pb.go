@@ -1590,10 +1590,15 @@ type QueueSettings struct {
 	FairTenants  bool                 `protobuf:"varint,6,opt,name=fair_tenants,json=fairTenants,proto3" json:"fair_tenants,omitempty"`
 	Weights      map[string]int32     `protobuf:"bytes,7,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// key_limit is the most jobs per concurrency key at once; 0: no limit.
-	KeyLimit      int32                  `protobuf:"varint,8,opt,name=key_limit,json=keyLimit,proto3" json:"key_limit,omitempty"`
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	KeyLimit  int32                  `protobuf:"varint,8,opt,name=key_limit,json=keyLimit,proto3" json:"key_limit,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The job defaults: what the jobs enqueued into the queue (or of the
+	// kind) get when they do not say, by every enqueue path; 0: none.
+	DefaultMaxAttempts int32                `protobuf:"varint,10,opt,name=default_max_attempts,json=defaultMaxAttempts,proto3" json:"default_max_attempts,omitempty"`
+	DefaultTimeout     *durationpb.Duration `protobuf:"bytes,11,opt,name=default_timeout,json=defaultTimeout,proto3" json:"default_timeout,omitempty"`
+	DefaultPriority    int32                `protobuf:"varint,12,opt,name=default_priority,json=defaultPriority,proto3" json:"default_priority,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *QueueSettings) Reset() {
@@ -1687,6 +1692,27 @@ func (x *QueueSettings) GetUpdatedAt() *timestamppb.Timestamp {
 		return x.UpdatedAt
 	}
 	return nil
+}
+
+func (x *QueueSettings) GetDefaultMaxAttempts() int32 {
+	if x != nil {
+		return x.DefaultMaxAttempts
+	}
+	return 0
+}
+
+func (x *QueueSettings) GetDefaultTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultTimeout
+	}
+	return nil
+}
+
+func (x *QueueSettings) GetDefaultPriority() int32 {
+	if x != nil {
+		return x.DefaultPriority
+	}
+	return 0
 }
 
 // QueueInfo is a queue's settings and what waits in it.
@@ -1956,10 +1982,15 @@ type LimitQueueRequest struct {
 	FairTenants  *bool                `protobuf:"varint,5,opt,name=fair_tenants,json=fairTenants,proto3,oneof" json:"fair_tenants,omitempty"`
 	KeyLimit     *int32               `protobuf:"varint,6,opt,name=key_limit,json=keyLimit,proto3,oneof" json:"key_limit,omitempty"`
 	// set_weights replaces the tenants' weights with weights.
-	SetWeights    bool             `protobuf:"varint,7,opt,name=set_weights,json=setWeights,proto3" json:"set_weights,omitempty"`
-	Weights       map[string]int32 `protobuf:"bytes,8,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SetWeights bool             `protobuf:"varint,7,opt,name=set_weights,json=setWeights,proto3" json:"set_weights,omitempty"`
+	Weights    map[string]int32 `protobuf:"bytes,8,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The job defaults (store.SpecDefaults) of the queue or kind; 0 removes
+	// one.
+	DefaultMaxAttempts *int32               `protobuf:"varint,9,opt,name=default_max_attempts,json=defaultMaxAttempts,proto3,oneof" json:"default_max_attempts,omitempty"`
+	DefaultTimeout     *durationpb.Duration `protobuf:"bytes,10,opt,name=default_timeout,json=defaultTimeout,proto3" json:"default_timeout,omitempty"`
+	DefaultPriority    *int32               `protobuf:"varint,11,opt,name=default_priority,json=defaultPriority,proto3,oneof" json:"default_priority,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *LimitQueueRequest) Reset() {
@@ -2046,6 +2077,27 @@ func (x *LimitQueueRequest) GetWeights() map[string]int32 {
 		return x.Weights
 	}
 	return nil
+}
+
+func (x *LimitQueueRequest) GetDefaultMaxAttempts() int32 {
+	if x != nil && x.DefaultMaxAttempts != nil {
+		return *x.DefaultMaxAttempts
+	}
+	return 0
+}
+
+func (x *LimitQueueRequest) GetDefaultTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultTimeout
+	}
+	return nil
+}
+
+func (x *LimitQueueRequest) GetDefaultPriority() int32 {
+	if x != nil && x.DefaultPriority != nil {
+		return *x.DefaultPriority
+	}
+	return 0
 }
 
 type LimitQueueResponse struct {
@@ -2694,7 +2746,7 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x13ReplayOutboxRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"I\n" +
 	"\x14ReplayOutboxResponse\x121\n" +
-	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage\"\xb2\x03\n" +
+	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage\"\xd3\x04\n" +
 	"\rQueueSettings\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x12\x1f\n" +
@@ -2707,7 +2759,11 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\aweights\x18\a \x03(\v2$.stint.v1.QueueSettings.WeightsEntryR\aweights\x12\x1b\n" +
 	"\tkey_limit\x18\b \x01(\x05R\bkeyLimit\x129\n" +
 	"\n" +
-	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a:\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x120\n" +
+	"\x14default_max_attempts\x18\n" +
+	" \x01(\x05R\x12defaultMaxAttempts\x12B\n" +
+	"\x0fdefault_timeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\x0edefaultTimeout\x12)\n" +
+	"\x10default_priority\x18\f \x01(\x05R\x0fdefaultPriority\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xa4\x02\n" +
@@ -2727,7 +2783,7 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\"C\n" +
 	"\x12PauseQueueResponse\x12-\n" +
-	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\xda\x03\n" +
+	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\xb3\x05\n" +
 	"\x11LimitQueueRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\vmax_running\x18\x02 \x01(\x05H\x00R\n" +
@@ -2739,7 +2795,11 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\tkey_limit\x18\x06 \x01(\x05H\x03R\bkeyLimit\x88\x01\x01\x12\x1f\n" +
 	"\vset_weights\x18\a \x01(\bR\n" +
 	"setWeights\x12B\n" +
-	"\aweights\x18\b \x03(\v2(.stint.v1.LimitQueueRequest.WeightsEntryR\aweights\x1a:\n" +
+	"\aweights\x18\b \x03(\v2(.stint.v1.LimitQueueRequest.WeightsEntryR\aweights\x125\n" +
+	"\x14default_max_attempts\x18\t \x01(\x05H\x04R\x12defaultMaxAttempts\x88\x01\x01\x12B\n" +
+	"\x0fdefault_timeout\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\x0edefaultTimeout\x12.\n" +
+	"\x10default_priority\x18\v \x01(\x05H\x05R\x0fdefaultPriority\x88\x01\x01\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B\x0e\n" +
@@ -2747,7 +2807,9 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\v_rate_limitB\x0f\n" +
 	"\r_fair_tenantsB\f\n" +
 	"\n" +
-	"_key_limit\"C\n" +
+	"_key_limitB\x17\n" +
+	"\x15_default_max_attemptsB\x13\n" +
+	"\x11_default_priority\"C\n" +
 	"\x12LimitQueueResponse\x12-\n" +
 	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\x96\x04\n" +
 	"\bSchedule\x12\x12\n" +
@@ -2918,64 +2980,66 @@ var file_stint_v1_admin_proto_depIdxs = []int32{
 	52, // 22: stint.v1.QueueSettings.rate_interval:type_name -> google.protobuf.Duration
 	46, // 23: stint.v1.QueueSettings.weights:type_name -> stint.v1.QueueSettings.WeightsEntry
 	49, // 24: stint.v1.QueueSettings.updated_at:type_name -> google.protobuf.Timestamp
-	29, // 25: stint.v1.QueueInfo.settings:type_name -> stint.v1.QueueSettings
-	47, // 26: stint.v1.QueueInfo.jobs:type_name -> stint.v1.QueueInfo.JobsEntry
-	52, // 27: stint.v1.QueueInfo.oldest_waiting:type_name -> google.protobuf.Duration
-	30, // 28: stint.v1.ListQueuesResponse.queues:type_name -> stint.v1.QueueInfo
-	29, // 29: stint.v1.PauseQueueResponse.queue:type_name -> stint.v1.QueueSettings
-	52, // 30: stint.v1.LimitQueueRequest.rate_interval:type_name -> google.protobuf.Duration
-	48, // 31: stint.v1.LimitQueueRequest.weights:type_name -> stint.v1.LimitQueueRequest.WeightsEntry
-	29, // 32: stint.v1.LimitQueueResponse.queue:type_name -> stint.v1.QueueSettings
-	51, // 33: stint.v1.Schedule.payload:type_name -> google.protobuf.Value
-	52, // 34: stint.v1.Schedule.timeout:type_name -> google.protobuf.Duration
-	49, // 35: stint.v1.Schedule.last_tick:type_name -> google.protobuf.Timestamp
-	49, // 36: stint.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	49, // 37: stint.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
-	37, // 38: stint.v1.PutScheduleRequest.schedule:type_name -> stint.v1.Schedule
-	37, // 39: stint.v1.PutScheduleResponse.schedule:type_name -> stint.v1.Schedule
-	37, // 40: stint.v1.ListSchedulesResponse.schedules:type_name -> stint.v1.Schedule
-	37, // 41: stint.v1.PauseScheduleResponse.schedule:type_name -> stint.v1.Schedule
-	3,  // 42: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
-	5,  // 43: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
-	7,  // 44: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
-	9,  // 45: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
-	12, // 46: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
-	16, // 47: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
-	18, // 48: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
-	20, // 49: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
-	22, // 50: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
-	25, // 51: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
-	27, // 52: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
-	31, // 53: stint.v1.AdminService.ListQueues:input_type -> stint.v1.ListQueuesRequest
-	33, // 54: stint.v1.AdminService.PauseQueue:input_type -> stint.v1.PauseQueueRequest
-	35, // 55: stint.v1.AdminService.LimitQueue:input_type -> stint.v1.LimitQueueRequest
-	38, // 56: stint.v1.AdminService.PutSchedule:input_type -> stint.v1.PutScheduleRequest
-	40, // 57: stint.v1.AdminService.ListSchedules:input_type -> stint.v1.ListSchedulesRequest
-	42, // 58: stint.v1.AdminService.DeleteSchedule:input_type -> stint.v1.DeleteScheduleRequest
-	44, // 59: stint.v1.AdminService.PauseSchedule:input_type -> stint.v1.PauseScheduleRequest
-	4,  // 60: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
-	6,  // 61: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
-	8,  // 62: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
-	11, // 63: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
-	14, // 64: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
-	17, // 65: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
-	19, // 66: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
-	21, // 67: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
-	23, // 68: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
-	26, // 69: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
-	28, // 70: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
-	32, // 71: stint.v1.AdminService.ListQueues:output_type -> stint.v1.ListQueuesResponse
-	34, // 72: stint.v1.AdminService.PauseQueue:output_type -> stint.v1.PauseQueueResponse
-	36, // 73: stint.v1.AdminService.LimitQueue:output_type -> stint.v1.LimitQueueResponse
-	39, // 74: stint.v1.AdminService.PutSchedule:output_type -> stint.v1.PutScheduleResponse
-	41, // 75: stint.v1.AdminService.ListSchedules:output_type -> stint.v1.ListSchedulesResponse
-	43, // 76: stint.v1.AdminService.DeleteSchedule:output_type -> stint.v1.DeleteScheduleResponse
-	45, // 77: stint.v1.AdminService.PauseSchedule:output_type -> stint.v1.PauseScheduleResponse
-	60, // [60:78] is the sub-list for method output_type
-	42, // [42:60] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	52, // 25: stint.v1.QueueSettings.default_timeout:type_name -> google.protobuf.Duration
+	29, // 26: stint.v1.QueueInfo.settings:type_name -> stint.v1.QueueSettings
+	47, // 27: stint.v1.QueueInfo.jobs:type_name -> stint.v1.QueueInfo.JobsEntry
+	52, // 28: stint.v1.QueueInfo.oldest_waiting:type_name -> google.protobuf.Duration
+	30, // 29: stint.v1.ListQueuesResponse.queues:type_name -> stint.v1.QueueInfo
+	29, // 30: stint.v1.PauseQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	52, // 31: stint.v1.LimitQueueRequest.rate_interval:type_name -> google.protobuf.Duration
+	48, // 32: stint.v1.LimitQueueRequest.weights:type_name -> stint.v1.LimitQueueRequest.WeightsEntry
+	52, // 33: stint.v1.LimitQueueRequest.default_timeout:type_name -> google.protobuf.Duration
+	29, // 34: stint.v1.LimitQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	51, // 35: stint.v1.Schedule.payload:type_name -> google.protobuf.Value
+	52, // 36: stint.v1.Schedule.timeout:type_name -> google.protobuf.Duration
+	49, // 37: stint.v1.Schedule.last_tick:type_name -> google.protobuf.Timestamp
+	49, // 38: stint.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	49, // 39: stint.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	37, // 40: stint.v1.PutScheduleRequest.schedule:type_name -> stint.v1.Schedule
+	37, // 41: stint.v1.PutScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	37, // 42: stint.v1.ListSchedulesResponse.schedules:type_name -> stint.v1.Schedule
+	37, // 43: stint.v1.PauseScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	3,  // 44: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
+	5,  // 45: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
+	7,  // 46: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
+	9,  // 47: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
+	12, // 48: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
+	16, // 49: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
+	18, // 50: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
+	20, // 51: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
+	22, // 52: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
+	25, // 53: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
+	27, // 54: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
+	31, // 55: stint.v1.AdminService.ListQueues:input_type -> stint.v1.ListQueuesRequest
+	33, // 56: stint.v1.AdminService.PauseQueue:input_type -> stint.v1.PauseQueueRequest
+	35, // 57: stint.v1.AdminService.LimitQueue:input_type -> stint.v1.LimitQueueRequest
+	38, // 58: stint.v1.AdminService.PutSchedule:input_type -> stint.v1.PutScheduleRequest
+	40, // 59: stint.v1.AdminService.ListSchedules:input_type -> stint.v1.ListSchedulesRequest
+	42, // 60: stint.v1.AdminService.DeleteSchedule:input_type -> stint.v1.DeleteScheduleRequest
+	44, // 61: stint.v1.AdminService.PauseSchedule:input_type -> stint.v1.PauseScheduleRequest
+	4,  // 62: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
+	6,  // 63: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
+	8,  // 64: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
+	11, // 65: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
+	14, // 66: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
+	17, // 67: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
+	19, // 68: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
+	21, // 69: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
+	23, // 70: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
+	26, // 71: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
+	28, // 72: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
+	32, // 73: stint.v1.AdminService.ListQueues:output_type -> stint.v1.ListQueuesResponse
+	34, // 74: stint.v1.AdminService.PauseQueue:output_type -> stint.v1.PauseQueueResponse
+	36, // 75: stint.v1.AdminService.LimitQueue:output_type -> stint.v1.LimitQueueResponse
+	39, // 76: stint.v1.AdminService.PutSchedule:output_type -> stint.v1.PutScheduleResponse
+	41, // 77: stint.v1.AdminService.ListSchedules:output_type -> stint.v1.ListSchedulesResponse
+	43, // 78: stint.v1.AdminService.DeleteSchedule:output_type -> stint.v1.DeleteScheduleResponse
+	45, // 79: stint.v1.AdminService.PauseSchedule:output_type -> stint.v1.PauseScheduleResponse
+	62, // [62:80] is the sub-list for method output_type
+	44, // [44:62] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_admin_proto_init() }

@@ -268,8 +268,17 @@ func (x *GetJobRequest) GetId() string {
 }
 
 type GetJobResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// lease_state is where the job's lease stands at the server's time
+	// (seed-ci's granted, active, expired, revoked, completed, cancelled, and
+	// released); empty when it was never leased. Derived from the job's lease
+	// fields, never stored (lifecycle.LeaseStateOf).
+	LeaseState string `protobuf:"bytes,2,opt,name=lease_state,json=leaseState,proto3" json:"lease_state,omitempty"`
+	// failure_stage is where a dead-lettered, failed or timed-out job died
+	// (seed-reliability's fetch, input, exec, output, commit); empty for
+	// other jobs. Derived from the job's fields (lifecycle.FailureStageOf).
+	FailureStage  string `protobuf:"bytes,3,opt,name=failure_stage,json=failureStage,proto3" json:"failure_stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +318,20 @@ func (x *GetJobResponse) GetJob() *Job {
 		return x.Job
 	}
 	return nil
+}
+
+func (x *GetJobResponse) GetLeaseState() string {
+	if x != nil {
+		return x.LeaseState
+	}
+	return ""
+}
+
+func (x *GetJobResponse) GetFailureStage() string {
+	if x != nil {
+		return x.FailureStage
+	}
+	return ""
 }
 
 type ListJobsRequest struct {
@@ -734,7 +757,7 @@ var File_stint_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_stint_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x13stint/v1/jobs.proto\x12\bstint.v1\x1a\x14stint/v1/types.proto\"Q\n" +
+	"\x13stint/v1/jobs.proto\x12\bstint.v1\x1a\x14stint/v1/steps.proto\x1a\x14stint/v1/types.proto\"Q\n" +
 	"\x0eEnqueueRequest\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.stint.v1.SpecR\x03job\x12\x1d\n" +
 	"\n" +
@@ -749,9 +772,12 @@ const file_stint_v1_jobs_proto_rawDesc = "" +
 	"\x13EnqueueManyResponse\x123\n" +
 	"\aresults\x18\x01 \x03(\v2\x19.stint.v1.EnqueueResponseR\aresults\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"1\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"w\n" +
 	"\x0eGetJobResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"\xa3\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\x1f\n" +
+	"\vlease_state\x18\x02 \x01(\tR\n" +
+	"leaseState\x12#\n" +
+	"\rfailure_stage\x18\x03 \x01(\tR\ffailureStage\"\xa3\x01\n" +
 	"\x0fListJobsRequest\x12*\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x12.stint.v1.JobStateR\x06states\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12\x12\n" +
@@ -777,7 +803,7 @@ const file_stint_v1_jobs_proto_rawDesc = "" +
 	"\x10ReplayJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x11ReplayJobResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job2\xed\x03\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job2\xf9\x04\n" +
 	"\n" +
 	"JobService\x12>\n" +
 	"\aEnqueue\x12\x18.stint.v1.EnqueueRequest\x1a\x19.stint.v1.EnqueueResponse\x12J\n" +
@@ -787,7 +813,9 @@ const file_stint_v1_jobs_proto_rawDesc = "" +
 	"\n" +
 	"ListEvents\x12\x1b.stint.v1.ListEventsRequest\x1a\x1c.stint.v1.ListEventsResponse\x12D\n" +
 	"\tCancelJob\x12\x1a.stint.v1.CancelJobRequest\x1a\x1b.stint.v1.CancelJobResponse\x12D\n" +
-	"\tReplayJob\x12\x1a.stint.v1.ReplayJobRequest\x1a\x1b.stint.v1.ReplayJobResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\tReplayJob\x12\x1a.stint.v1.ReplayJobRequest\x1a\x1b.stint.v1.ReplayJobResponse\x12D\n" +
+	"\tListSteps\x12\x1a.stint.v1.ListStepsRequest\x1a\x1b.stint.v1.ListStepsResponse\x12D\n" +
+	"\tSignalJob\x12\x1a.stint.v1.SignalJobRequest\x1a\x1b.stint.v1.SignalJobResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_jobs_proto_rawDescOnce sync.Once
@@ -821,6 +849,10 @@ var file_stint_v1_jobs_proto_goTypes = []any{
 	(*Job)(nil),                 // 15: stint.v1.Job
 	(JobState)(0),               // 16: stint.v1.JobState
 	(*Event)(nil),               // 17: stint.v1.Event
+	(*ListStepsRequest)(nil),    // 18: stint.v1.ListStepsRequest
+	(*SignalJobRequest)(nil),    // 19: stint.v1.SignalJobRequest
+	(*ListStepsResponse)(nil),   // 20: stint.v1.ListStepsResponse
+	(*SignalJobResponse)(nil),   // 21: stint.v1.SignalJobResponse
 }
 var file_stint_v1_jobs_proto_depIdxs = []int32{
 	14, // 0: stint.v1.EnqueueRequest.job:type_name -> stint.v1.Spec
@@ -840,15 +872,19 @@ var file_stint_v1_jobs_proto_depIdxs = []int32{
 	8,  // 14: stint.v1.JobService.ListEvents:input_type -> stint.v1.ListEventsRequest
 	10, // 15: stint.v1.JobService.CancelJob:input_type -> stint.v1.CancelJobRequest
 	12, // 16: stint.v1.JobService.ReplayJob:input_type -> stint.v1.ReplayJobRequest
-	1,  // 17: stint.v1.JobService.Enqueue:output_type -> stint.v1.EnqueueResponse
-	3,  // 18: stint.v1.JobService.EnqueueMany:output_type -> stint.v1.EnqueueManyResponse
-	5,  // 19: stint.v1.JobService.GetJob:output_type -> stint.v1.GetJobResponse
-	7,  // 20: stint.v1.JobService.ListJobs:output_type -> stint.v1.ListJobsResponse
-	9,  // 21: stint.v1.JobService.ListEvents:output_type -> stint.v1.ListEventsResponse
-	11, // 22: stint.v1.JobService.CancelJob:output_type -> stint.v1.CancelJobResponse
-	13, // 23: stint.v1.JobService.ReplayJob:output_type -> stint.v1.ReplayJobResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
+	18, // 17: stint.v1.JobService.ListSteps:input_type -> stint.v1.ListStepsRequest
+	19, // 18: stint.v1.JobService.SignalJob:input_type -> stint.v1.SignalJobRequest
+	1,  // 19: stint.v1.JobService.Enqueue:output_type -> stint.v1.EnqueueResponse
+	3,  // 20: stint.v1.JobService.EnqueueMany:output_type -> stint.v1.EnqueueManyResponse
+	5,  // 21: stint.v1.JobService.GetJob:output_type -> stint.v1.GetJobResponse
+	7,  // 22: stint.v1.JobService.ListJobs:output_type -> stint.v1.ListJobsResponse
+	9,  // 23: stint.v1.JobService.ListEvents:output_type -> stint.v1.ListEventsResponse
+	11, // 24: stint.v1.JobService.CancelJob:output_type -> stint.v1.CancelJobResponse
+	13, // 25: stint.v1.JobService.ReplayJob:output_type -> stint.v1.ReplayJobResponse
+	20, // 26: stint.v1.JobService.ListSteps:output_type -> stint.v1.ListStepsResponse
+	21, // 27: stint.v1.JobService.SignalJob:output_type -> stint.v1.SignalJobResponse
+	19, // [19:28] is the sub-list for method output_type
+	10, // [10:19] is the sub-list for method input_type
 	10, // [10:10] is the sub-list for extension type_name
 	10, // [10:10] is the sub-list for extension extendee
 	0,  // [0:10] is the sub-list for field type_name
@@ -859,6 +895,7 @@ func file_stint_v1_jobs_proto_init() {
 	if File_stint_v1_jobs_proto != nil {
 		return
 	}
+	file_stint_v1_steps_proto_init()
 	file_stint_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1843,11 +1843,501 @@ func (x *HeartbeatManyResponse) GetResults() []*HeartbeatResult {
 	return nil
 }
 
+type GetStepsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStepsRequest) Reset() {
+	*x = GetStepsRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStepsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStepsRequest) ProtoMessage() {}
+
+func (x *GetStepsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStepsRequest.ProtoReflect.Descriptor instead.
+func (*GetStepsRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetStepsRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+type GetStepsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Steps         []*Step                `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStepsResponse) Reset() {
+	*x = GetStepsResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStepsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStepsResponse) ProtoMessage() {}
+
+func (x *GetStepsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStepsResponse.ProtoReflect.Descriptor instead.
+func (*GetStepsResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetStepsResponse) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+type RecordStepRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// seq is the step's place, from 1: one after the last recorded step.
+	Seq  int32  `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// kind is run (the default), now, sleep, wait, signal, child or await.
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// status is ok (the default) or error: with error, error_code (and
+	// error_message) are the step's recorded result.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// output is the step's result as JSON text; empty for none.
+	Output        string `protobuf:"bytes,6,opt,name=output,proto3" json:"output,omitempty"`
+	ErrorCode     string `protobuf:"bytes,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorMessage  string `protobuf:"bytes,8,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	DurationMs    int64  `protobuf:"varint,9,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepRequest) Reset() {
+	*x = RecordStepRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepRequest) ProtoMessage() {}
+
+func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
+func (*RecordStepRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RecordStepRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *RecordStepRequest) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *RecordStepRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetErrorCode() string {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+type RecordStepResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Step          *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepResponse) Reset() {
+	*x = RecordStepResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepResponse) ProtoMessage() {}
+
+func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
+func (*RecordStepResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RecordStepResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *RecordStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+type SuspendRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// until is the wake time; or, without it, after is a delay counted from
+	// the server's time. One of the two is required.
+	Until *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=until,proto3" json:"until,omitempty"`
+	After *durationpb.Duration   `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	// signal names the signal the job waits for; child, the id of a child job
+	// it waits for; neither: a plain sleep. At most one.
+	Signal        string `protobuf:"bytes,4,opt,name=signal,proto3" json:"signal,omitempty"`
+	Child         string `protobuf:"bytes,5,opt,name=child,proto3" json:"child,omitempty"`
+	ExecutionMs   int64  `protobuf:"varint,6,opt,name=execution_ms,json=executionMs,proto3" json:"execution_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendRequest) Reset() {
+	*x = SuspendRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendRequest) ProtoMessage() {}
+
+func (x *SuspendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendRequest.ProtoReflect.Descriptor instead.
+func (*SuspendRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SuspendRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *SuspendRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *SuspendRequest) GetAfter() *durationpb.Duration {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *SuspendRequest) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+func (x *SuspendRequest) GetChild() string {
+	if x != nil {
+		return x.Child
+	}
+	return ""
+}
+
+func (x *SuspendRequest) GetExecutionMs() int64 {
+	if x != nil {
+		return x.ExecutionMs
+	}
+	return 0
+}
+
+type SuspendResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendResponse) Reset() {
+	*x = SuspendResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendResponse) ProtoMessage() {}
+
+func (x *SuspendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendResponse.ProtoReflect.Descriptor instead.
+func (*SuspendResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SuspendResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type GetSignalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSignalRequest) Reset() {
+	*x = GetSignalRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSignalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSignalRequest) ProtoMessage() {}
+
+func (x *GetSignalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSignalRequest.ProtoReflect.Descriptor instead.
+func (*GetSignalRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *GetSignalRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *GetSignalRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type GetSignalResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// found is false when no signal of that name was sent yet.
+	Found         bool    `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Signal        *Signal `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSignalResponse) Reset() {
+	*x = GetSignalResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSignalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSignalResponse) ProtoMessage() {}
+
+func (x *GetSignalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSignalResponse.ProtoReflect.Descriptor instead.
+func (*GetSignalResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *GetSignalResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *GetSignalResponse) GetSignal() *Signal {
+	if x != nil {
+		return x.Signal
+	}
+	return nil
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x15stint/v1/worker.proto\x12\bstint.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13stint/v1/runs.proto\x1a\x14stint/v1/types.proto\"X\n" +
+	"\x15stint/v1/worker.proto\x12\bstint.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13stint/v1/runs.proto\x1a\x14stint/v1/steps.proto\x1a\x14stint/v1/types.proto\"X\n" +
 	"\x05Owner\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x1d\n" +
@@ -1976,7 +2466,41 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"error_kind\x18\x04 \x01(\tR\terrorKind\"L\n" +
 	"\x15HeartbeatManyResponse\x123\n" +
-	"\aresults\x18\x01 \x03(\v2\x19.stint.v1.HeartbeatResultR\aresults2\xbe\a\n" +
+	"\aresults\x18\x01 \x03(\v2\x19.stint.v1.HeartbeatResultR\aresults\"8\n" +
+	"\x0fGetStepsRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\"8\n" +
+	"\x10GetStepsResponse\x12$\n" +
+	"\x05steps\x18\x01 \x03(\v2\x0e.stint.v1.StepR\x05steps\"\x89\x02\n" +
+	"\x11RecordStepRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x05R\x03seq\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x16\n" +
+	"\x06output\x18\x06 \x01(\tR\x06output\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\a \x01(\tR\terrorCode\x12#\n" +
+	"\rerror_message\x18\b \x01(\tR\ferrorMessage\x12\x1f\n" +
+	"\vduration_ms\x18\t \x01(\x03R\n" +
+	"durationMs\"Y\n" +
+	"\x12RecordStepResponse\x12\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\"\n" +
+	"\x04step\x18\x02 \x01(\v2\x0e.stint.v1.StepR\x04step\"\xeb\x01\n" +
+	"\x0eSuspendRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x120\n" +
+	"\x05until\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12/\n" +
+	"\x05after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05after\x12\x16\n" +
+	"\x06signal\x18\x04 \x01(\tR\x06signal\x12\x14\n" +
+	"\x05child\x18\x05 \x01(\tR\x05child\x12!\n" +
+	"\fexecution_ms\x18\x06 \x01(\x03R\vexecutionMs\"2\n" +
+	"\x0fSuspendResponse\x12\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"M\n" +
+	"\x10GetSignalRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"S\n" +
+	"\x11GetSignalResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12(\n" +
+	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal2\xd0\t\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -1994,7 +2518,12 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\aNotices\x12\x18.stint.v1.NoticesRequest\x1a\x19.stint.v1.NoticesResponse0\x01\x12G\n" +
 	"\n" +
 	"AddRunJobs\x12\x1b.stint.v1.AddRunJobsRequest\x1a\x1c.stint.v1.AddRunJobsResponse\x12P\n" +
-	"\rHeartbeatMany\x12\x1e.stint.v1.HeartbeatManyRequest\x1a\x1f.stint.v1.HeartbeatManyResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\rHeartbeatMany\x12\x1e.stint.v1.HeartbeatManyRequest\x1a\x1f.stint.v1.HeartbeatManyResponse\x12A\n" +
+	"\bGetSteps\x12\x19.stint.v1.GetStepsRequest\x1a\x1a.stint.v1.GetStepsResponse\x12G\n" +
+	"\n" +
+	"RecordStep\x12\x1b.stint.v1.RecordStepRequest\x1a\x1c.stint.v1.RecordStepResponse\x12>\n" +
+	"\aSuspend\x12\x18.stint.v1.SuspendRequest\x1a\x19.stint.v1.SuspendResponse\x12D\n" +
+	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -2008,7 +2537,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -2042,89 +2571,118 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*HeartbeatManyRequest)(nil),  // 29: stint.v1.HeartbeatManyRequest
 	(*HeartbeatResult)(nil),       // 30: stint.v1.HeartbeatResult
 	(*HeartbeatManyResponse)(nil), // 31: stint.v1.HeartbeatManyResponse
-	(*durationpb.Duration)(nil),   // 32: google.protobuf.Duration
-	(*Job)(nil),                   // 33: stint.v1.Job
-	(*structpb.Value)(nil),        // 34: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 36: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),            // 37: stint.v1.RunJobSpec
-	(*RunView)(nil),               // 38: stint.v1.RunView
+	(*GetStepsRequest)(nil),       // 32: stint.v1.GetStepsRequest
+	(*GetStepsResponse)(nil),      // 33: stint.v1.GetStepsResponse
+	(*RecordStepRequest)(nil),     // 34: stint.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 35: stint.v1.RecordStepResponse
+	(*SuspendRequest)(nil),        // 36: stint.v1.SuspendRequest
+	(*SuspendResponse)(nil),       // 37: stint.v1.SuspendResponse
+	(*GetSignalRequest)(nil),      // 38: stint.v1.GetSignalRequest
+	(*GetSignalResponse)(nil),     // 39: stint.v1.GetSignalResponse
+	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
+	(*Job)(nil),                   // 41: stint.v1.Job
+	(*structpb.Value)(nil),        // 42: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 44: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),            // 45: stint.v1.RunJobSpec
+	(*RunView)(nil),               // 46: stint.v1.RunView
+	(*Step)(nil),                  // 47: stint.v1.Step
+	(*Signal)(nil),                // 48: stint.v1.Signal
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	32, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	32, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	33, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	40, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	40, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	41, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	33, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	41, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	32, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	34, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	33, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	35, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	40, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	42, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	41, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	43, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	34, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	34, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	33, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	42, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	42, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	41, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	34, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	33, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	42, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	41, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	33, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	41, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	36, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	32, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	44, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	40, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	32, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	32, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	33, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	40, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	40, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	41, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	33, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	41, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	33, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	41, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	33, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	41, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	33, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	41, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	37, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	38, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	45, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	46, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
 	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
 	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
 	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
-	1,  // 41: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 42: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 43: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 44: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 45: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 46: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 47: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 48: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 49: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 50: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 51: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 52: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 53: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	29, // 54: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
-	2,  // 55: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 56: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 57: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 58: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 59: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 60: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 61: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 62: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 63: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 64: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 65: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 66: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 67: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	31, // 68: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
-	55, // [55:69] is the sub-list for method output_type
-	41, // [41:55] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	0,  // 41: stint.v1.GetStepsRequest.owner:type_name -> stint.v1.Owner
+	47, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
+	0,  // 43: stint.v1.RecordStepRequest.owner:type_name -> stint.v1.Owner
+	41, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
+	47, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
+	0,  // 46: stint.v1.SuspendRequest.owner:type_name -> stint.v1.Owner
+	43, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
+	40, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
+	41, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
+	0,  // 50: stint.v1.GetSignalRequest.owner:type_name -> stint.v1.Owner
+	48, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
+	1,  // 52: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 53: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 54: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 55: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 56: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 57: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 58: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 59: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 60: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 61: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 62: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 63: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 64: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 65: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	32, // 66: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
+	34, // 67: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
+	36, // 68: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
+	38, // 69: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
+	2,  // 70: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 71: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 72: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 73: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 74: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 75: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 76: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 77: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 78: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 79: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 80: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 81: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 82: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 83: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	33, // 84: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
+	35, // 85: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
+	37, // 86: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
+	39, // 87: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
+	70, // [70:88] is the sub-list for method output_type
+	52, // [52:70] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -2133,6 +2691,7 @@ func file_stint_v1_worker_proto_init() {
 		return
 	}
 	file_stint_v1_runs_proto_init()
+	file_stint_v1_steps_proto_init()
 	file_stint_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2140,7 +2699,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

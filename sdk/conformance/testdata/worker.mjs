@@ -38,6 +38,13 @@ w.handle("stale", async (job) => {
   await raw.worker.release({ owner: job.owner(), requeue: true, reason: "conformance: the lease goes stale" });
   return "first";
 });
+w.handle("steps", async (job) => {
+  const one = await job.step("one", () => { say(`ran ${job.id} one`); return 1; });
+  const { received, payload } = await job.waitSignal("go", 3_600_000);
+  await job.sleep("nap", 10);
+  const two = await job.step("two", () => { say(`ran ${job.id} two`); return one + 1; });
+  return { one, two, received, payload, lang: "typescript" };
+});
 w.start();
 say("ready");
 process.stdin.resume();

@@ -78,6 +78,24 @@ def stale(job):
     return "first"
 
 
+@w.handle("steps")
+def steps(job):
+    def one():
+        say(f"ran {job.id} one")
+        return 1
+
+    n1 = job.step("one", one)
+    received, payload = job.wait_signal("go", 3600)
+    job.sleep_for("nap", 0.01)
+
+    def two():
+        say(f"ran {job.id} two")
+        return n1 + 1
+
+    n2 = job.step("two", two)
+    return {"one": n1, "two": n2, "received": received, "payload": payload, "lang": "python"}
+
+
 w.start()
 say("ready")
 sys.stdin.read()

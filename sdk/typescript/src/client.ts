@@ -15,6 +15,7 @@ import {
   RunViewSchema,
 } from "./gen/stint/v1/runs_pb.js";
 import { CreateRunRequestSchema, ListRunsRequestSchema } from "./gen/stint/v1/runs_pb.js";
+import { SignalSchema, type SignalJson, StepSchema, type StepJson } from "./gen/stint/v1/steps_pb.js";
 import { EventSchema, type EventJson, type JobJson, type JobStateJson, type SpecJson, SpecSchema } from "./gen/stint/v1/types_pb.js";
 import { WorkerService } from "./gen/stint/v1/worker_pb.js";
 import { call } from "./errors.js";
@@ -135,6 +136,21 @@ export class Client {
   /** replay enqueues a new job that repeats a dead-lettered one, and returns it. */
   async replay(id: string): Promise<JobJson> {
     return jobJson((await call(() => this.jobs.replayJob({ id }))).job);
+  }
+
+  /**
+   * signal sends the signal name (with a JSON payload) to a live job: the
+   * first of a name wins (SignalTakenError after it); a job waiting for it
+   * wakes. It returns the signal as kept.
+   */
+  async signal(id: string, name: string, payload?: unknown): Promise<SignalJson> {
+    const res = await call(() => this.jobs.signalJob({ id, name, payload: payload === undefined ? "" : JSON.stringify(payload) }));
+    return toJson(SignalSchema, res.signal!) as SignalJson;
+  }
+
+  /** steps returns a job's recorded steps in order (a halted job's partial result); each output is its result as JSON text. */
+  async steps(id: string): Promise<StepJson[]> {
+    return each(StepSchema, (await call(() => this.jobs.listSteps({ id }))).steps);
   }
 
   /** deadLetterCounts counts the tenant's dead-lettered jobs by reason code (an admin token). */

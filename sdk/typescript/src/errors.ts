@@ -34,6 +34,14 @@ export class InvalidTransitionError extends StintError {}
 export class RevisionConflictError extends StintError {}
 /** The request id was used before for a different request. */
 export class RequestConflictError extends StintError {}
+/** A step's recorded output (or a signal's payload) is over 256 KiB: record a reference to large data instead. */
+export class StepTooLargeError extends ValidationError {}
+/** Another attempt recorded a step at that place: the job is no longer this attempt's. */
+export class StepConflictError extends RevisionConflictError {}
+/** What a suspend would wait for (a signal) is already there: read it instead of waiting. */
+export class WaitOverError extends InvalidTransitionError {}
+/** A signal of that name was already sent to the job: the first one wins. */
+export class SignalTakenError extends InvalidTransitionError {}
 /** The server or its store does not support the operation. */
 export class UnsupportedError extends StintError {}
 /** The token is missing, unknown or revoked. */
@@ -44,6 +52,10 @@ export class PermissionDeniedError extends StintError {}
 export class UnavailableError extends StintError {}
 
 const byKind: Record<string, new (m: string, c: string, k: string, o?: { cause?: unknown }) => StintError> = {
+  step_too_large: StepTooLargeError,
+  step_conflict: StepConflictError,
+  wait_over: WaitOverError,
+  signal_taken: SignalTakenError,
   validation: ValidationError,
   not_found: NotFoundError,
   stale_lease: StaleLeaseError,

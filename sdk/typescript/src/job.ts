@@ -3,11 +3,13 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Job as PBJob, JobJson } from "./gen/stint/v1/types_pb.js";
 import type { Owner } from "./gen/stint/v1/worker_pb.js";
 import { jobJson, jsonOf } from "./json.js";
+import { type StepHost, type StepOptions, Steps } from "./steps.js";
 
 /** The worker's side of a job, which the handler's calls go through. */
 export interface JobHost {
   heartbeat(job: Job, progress: unknown, phase: string): Promise<void>;
   checkpoint(job: Job, state: unknown, opts: CheckpointOptions): Promise<void>;
+  steps: StepHost;
 }
 
 /** CheckpointOptions go with a checkpoint: usage to add and progress to show. */
@@ -32,13 +34,19 @@ export class Job {
   readonly signal: AbortSignal;
   /** resultPtr, when set, is recorded with the result (a URI of a large result stored elsewhere). */
   resultPtr = "";
+  /** When the claim's reply arrived, by performance.now(): the record's updatedAt is the store's time of it. */
+  readonly claimedAt = performance.now();
   #host: JobHost;
+  #steps: Steps | undefined;
 
   constructor(pb: PBJob, signal: AbortSignal, host: JobHost) {
     this.pb = pb;
     this.signal = signal;
     this.#host = host;
   }
+
+  /** updatedAt is the store's time of the claim. */
+  get updatedAt() { return this.pb.updatedAt; }
 
   get id(): string { return this.pb.id; }
   get kind(): string { return this.pb.kind; }
@@ -67,6 +75,51 @@ export class Job {
   /** progress records progress (any JSON value) and an optional phase, with a heartbeat. */
   progress(value: unknown, phase = ""): Promise<void> {
     return this.#host.heartbeat(this, value, phase);
+  }
+
+  // Durable steps (docs/steps.md).
+
+  #stepState(): Steps {
+    return (this.#steps ??= new Steps(this.#host.steps, this));
+  }
+
+  /**
+   * step runs fn at most once to success for this job, across attempts, and
+   * returns its result. The result (JSON) is recorded, fenced by the lease,
+   * before step resolves; on a later attempt step returns the recorded
+   * result without calling fn. Steps are ordered: every attempt must ask
+   * for the same names in the same order (else the job fails with the code
+   * nondeterministic).
+   */
+  step<T>(name: string, fn: () => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
+    return this.#stepState().run(name, fn, opts);
+  }
+
+  /**
+   * sleep sleeps durably: the first time it records the sleep, gives the
+   * lease back and throws Suspended (let it propagate); the job is woken ms
+   * after that record, by the server's clock, and the call then resolves (a
+   * worker restart in between changes nothing). It costs no attempt.
+   */
+  sleep(name: string, ms: number): Promise<void> {
+    return this.#stepState().sleep(name, ms);
+  }
+
+  /** sleepUntil sleeps durably until a time (by the server's clock), as sleep does. */
+  sleepUntil(name: string, at: Date): Promise<void> {
+    return this.#stepState().sleepUntil(name, at);
+  }
+
+  /**
+   * waitSignal waits durably, up to timeoutMs, for the signal name
+   * (Client.signal, `stint jobs signal`): { received: true, payload } when
+   * it came (one sent before the wait counts; the first of a name wins),
+   * { received: false } when the timeout passed first. While it waits the
+   * job holds no lease: it throws Suspended (let it propagate) and the job
+   * replays to here when woken.
+   */
+  waitSignal(name: string, timeoutMs: number): Promise<{ received: boolean; payload?: unknown }> {
+    return this.#stepState().waitSignal(name, timeoutMs);
   }
 
   /** checkpoint saves state that the next attempt of this job starts from (lastCheckpoint). */

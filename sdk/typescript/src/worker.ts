@@ -12,6 +12,7 @@ import { BackoffSchema, CompleteRequestSchema, WorkerService } from "./gen/stint
 import { Job, type CheckpointOptions, type JobHost } from "./job.js";
 import { jobJson, valueOf } from "./json.js";
 import { sender, type Sender } from "./sender.js";
+import { Suspended } from "./steps.js";
 import { type ConnectOptions, transportOf } from "./transport.js";
 
 /** Handler runs one attempt of a job. What it returns (JSON) is the job's result; what it throws decides a retry. */
@@ -24,7 +25,7 @@ export interface Logger {
   error(msg: string, ...args: unknown[]): void;
 }
 
-/** Outcome tells how an attempt's report ended: op is complete, fail, halt, dead_letter, ack_cancel, release or "" (lease lost). */
+/** Outcome tells how an attempt's report ended: op is complete, fail, halt, dead_letter, ack_cancel, release, suspend (a durable sleep or wait gave the lease back) or "" (lease lost). */
 export interface Outcome {
   jobId: string;
   kind: string;
@@ -67,6 +68,8 @@ interface Attempt {
   timers: NodeJS.Timeout[];
   leaseUntil: number;
   lost: boolean;
+  /** A durable sleep or wait gave the lease back: no heartbeats, no report. */
+  suspended: boolean;
   done: Promise<void>;
 }
 
@@ -110,7 +113,16 @@ export class Worker {
     this.#workerId = opts.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.#send = sender(this.#opts.leaseTtlMs, () => this.#state !== "running", (m, e) => this.#log.warn(m, e));
     this.#completer = new Completer(this.#rpc, this.#send, this.#opts.completeBatch);
-    this.#host = { heartbeat: (j, p, ph) => this.#heartbeat(j, p, ph), checkpoint: (j, s, o) => this.#checkpoint(j, s, o) };
+    this.#host = {
+      heartbeat: (j, p, ph) => this.#heartbeat(j, p, ph), checkpoint: (j, s, o) => this.#checkpoint(j, s, o),
+      steps: {
+        rpc: this.#rpc, send: this.#send,
+        suspended: (id) => {
+          const a = this.#running.get(id);
+          if (a) a.suspended = true;
+        },
+      },
+    };
   }
 
   /** handle registers the handler of a kind; the worker claims only the kinds it has handlers for. */
@@ -253,11 +265,12 @@ export class Worker {
     const handler = this.#handlers.get(pb.kind)!;
     const ctrl = new AbortController();
     const job = new Job(pb, ctrl.signal, this.#host);
-    const a: Attempt = { job, ctrl, timers: [], leaseUntil: Date.now() + this.#opts.leaseTtlMs, lost: false, done: Promise.resolve() };
+    const a: Attempt = { job, ctrl, timers: [], leaseUntil: Date.now() + this.#opts.leaseTtlMs, lost: false, suspended: false, done: Promise.resolve() };
     q.running++;
     this.#running.set(pb.id, a);
     const beat = Math.max(10, Math.floor(this.#opts.leaseTtlMs / 3));
     a.timers.push(setInterval(() => {
+      if (a.suspended) return;
       if (Date.now() > a.leaseUntil) return this.#lose(a, "it was not renewed before it expired");
       this.#heartbeat(job, undefined, "").catch(() => {});
     }, beat));
@@ -300,6 +313,8 @@ export class Worker {
   /** #settle reports an attempt's outcome, decided as Go's pool decides it. */
   async #settle(a: Attempt, ok: boolean, value: unknown, err: unknown, executionMs: number): Promise<void> {
     const reason: unknown = a.ctrl.signal.aborted ? a.ctrl.signal.reason : undefined;
+    // A durable sleep or wait gave the lease back: nothing more to report.
+    if (a.suspended) return this.#outcome(a, "suspend", undefined, ok || err instanceof Suspended ? undefined : err);
     if (a.lost) return this.#outcome(a, "", undefined, reason);
     const ms = BigInt(executionMs);
     if (ok) {

@@ -47,6 +47,10 @@ const (
 	JobServiceCancelJobProcedure = "/stint.v1.JobService/CancelJob"
 	// JobServiceReplayJobProcedure is the fully-qualified name of the JobService's ReplayJob RPC.
 	JobServiceReplayJobProcedure = "/stint.v1.JobService/ReplayJob"
+	// JobServiceListStepsProcedure is the fully-qualified name of the JobService's ListSteps RPC.
+	JobServiceListStepsProcedure = "/stint.v1.JobService/ListSteps"
+	// JobServiceSignalJobProcedure is the fully-qualified name of the JobService's SignalJob RPC.
+	JobServiceSignalJobProcedure = "/stint.v1.JobService/SignalJob"
 )
 
 // JobServiceClient is a client for the stint.v1.JobService service.
@@ -64,6 +68,13 @@ type JobServiceClient interface {
 	CancelJob(context.Context, *connect.Request[v1.CancelJobRequest]) (*connect.Response[v1.CancelJobResponse], error)
 	// ReplayJob enqueues a new job that repeats a dead-lettered one.
 	ReplayJob(context.Context, *connect.Request[v1.ReplayJobRequest]) (*connect.Response[v1.ReplayJobResponse], error)
+	// ListSteps returns a job's recorded steps and the signals sent to it
+	// (steps.proto, docs/steps.md).
+	ListSteps(context.Context, *connect.Request[v1.ListStepsRequest]) (*connect.Response[v1.ListStepsResponse], error)
+	// SignalJob sends a named signal to a live job: the first of a name is
+	// kept (and wakes the job if it waits for it); a later one is refused
+	// with the error kind signal_taken.
+	SignalJob(context.Context, *connect.Request[v1.SignalJobRequest]) (*connect.Response[v1.SignalJobResponse], error)
 }
 
 // NewJobServiceClient constructs a client for the stint.v1.JobService service. By default, it uses
@@ -119,6 +130,18 @@ func NewJobServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(jobServiceMethods.ByName("ReplayJob")),
 			connect.WithClientOptions(opts...),
 		),
+		listSteps: connect.NewClient[v1.ListStepsRequest, v1.ListStepsResponse](
+			httpClient,
+			baseURL+JobServiceListStepsProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("ListSteps")),
+			connect.WithClientOptions(opts...),
+		),
+		signalJob: connect.NewClient[v1.SignalJobRequest, v1.SignalJobResponse](
+			httpClient,
+			baseURL+JobServiceSignalJobProcedure,
+			connect.WithSchema(jobServiceMethods.ByName("SignalJob")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -131,6 +154,8 @@ type jobServiceClient struct {
 	listEvents  *connect.Client[v1.ListEventsRequest, v1.ListEventsResponse]
 	cancelJob   *connect.Client[v1.CancelJobRequest, v1.CancelJobResponse]
 	replayJob   *connect.Client[v1.ReplayJobRequest, v1.ReplayJobResponse]
+	listSteps   *connect.Client[v1.ListStepsRequest, v1.ListStepsResponse]
+	signalJob   *connect.Client[v1.SignalJobRequest, v1.SignalJobResponse]
 }
 
 // Enqueue calls stint.v1.JobService.Enqueue.
@@ -168,6 +193,16 @@ func (c *jobServiceClient) ReplayJob(ctx context.Context, req *connect.Request[v
 	return c.replayJob.CallUnary(ctx, req)
 }
 
+// ListSteps calls stint.v1.JobService.ListSteps.
+func (c *jobServiceClient) ListSteps(ctx context.Context, req *connect.Request[v1.ListStepsRequest]) (*connect.Response[v1.ListStepsResponse], error) {
+	return c.listSteps.CallUnary(ctx, req)
+}
+
+// SignalJob calls stint.v1.JobService.SignalJob.
+func (c *jobServiceClient) SignalJob(ctx context.Context, req *connect.Request[v1.SignalJobRequest]) (*connect.Response[v1.SignalJobResponse], error) {
+	return c.signalJob.CallUnary(ctx, req)
+}
+
 // JobServiceHandler is an implementation of the stint.v1.JobService service.
 type JobServiceHandler interface {
 	// Enqueue creates one job, or returns the live job its dedupe key matches.
@@ -183,6 +218,13 @@ type JobServiceHandler interface {
 	CancelJob(context.Context, *connect.Request[v1.CancelJobRequest]) (*connect.Response[v1.CancelJobResponse], error)
 	// ReplayJob enqueues a new job that repeats a dead-lettered one.
 	ReplayJob(context.Context, *connect.Request[v1.ReplayJobRequest]) (*connect.Response[v1.ReplayJobResponse], error)
+	// ListSteps returns a job's recorded steps and the signals sent to it
+	// (steps.proto, docs/steps.md).
+	ListSteps(context.Context, *connect.Request[v1.ListStepsRequest]) (*connect.Response[v1.ListStepsResponse], error)
+	// SignalJob sends a named signal to a live job: the first of a name is
+	// kept (and wakes the job if it waits for it); a later one is refused
+	// with the error kind signal_taken.
+	SignalJob(context.Context, *connect.Request[v1.SignalJobRequest]) (*connect.Response[v1.SignalJobResponse], error)
 }
 
 // NewJobServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -234,6 +276,18 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(jobServiceMethods.ByName("ReplayJob")),
 		connect.WithHandlerOptions(opts...),
 	)
+	jobServiceListStepsHandler := connect.NewUnaryHandler(
+		JobServiceListStepsProcedure,
+		svc.ListSteps,
+		connect.WithSchema(jobServiceMethods.ByName("ListSteps")),
+		connect.WithHandlerOptions(opts...),
+	)
+	jobServiceSignalJobHandler := connect.NewUnaryHandler(
+		JobServiceSignalJobProcedure,
+		svc.SignalJob,
+		connect.WithSchema(jobServiceMethods.ByName("SignalJob")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.JobService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case JobServiceEnqueueProcedure:
@@ -250,6 +304,10 @@ func NewJobServiceHandler(svc JobServiceHandler, opts ...connect.HandlerOption) 
 			jobServiceCancelJobHandler.ServeHTTP(w, r)
 		case JobServiceReplayJobProcedure:
 			jobServiceReplayJobHandler.ServeHTTP(w, r)
+		case JobServiceListStepsProcedure:
+			jobServiceListStepsHandler.ServeHTTP(w, r)
+		case JobServiceSignalJobProcedure:
+			jobServiceSignalJobHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -285,4 +343,12 @@ func (UnimplementedJobServiceHandler) CancelJob(context.Context, *connect.Reques
 
 func (UnimplementedJobServiceHandler) ReplayJob(context.Context, *connect.Request[v1.ReplayJobRequest]) (*connect.Response[v1.ReplayJobResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.JobService.ReplayJob is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) ListSteps(context.Context, *connect.Request[v1.ListStepsRequest]) (*connect.Response[v1.ListStepsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.JobService.ListSteps is not implemented"))
+}
+
+func (UnimplementedJobServiceHandler) SignalJob(context.Context, *connect.Request[v1.SignalJobRequest]) (*connect.Response[v1.SignalJobResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.JobService.SignalJob is not implemented"))
 }

@@ -66,6 +66,15 @@ const (
 	// WorkerServiceHeartbeatManyProcedure is the fully-qualified name of the WorkerService's
 	// HeartbeatMany RPC.
 	WorkerServiceHeartbeatManyProcedure = "/stint.v1.WorkerService/HeartbeatMany"
+	// WorkerServiceGetStepsProcedure is the fully-qualified name of the WorkerService's GetSteps RPC.
+	WorkerServiceGetStepsProcedure = "/stint.v1.WorkerService/GetSteps"
+	// WorkerServiceRecordStepProcedure is the fully-qualified name of the WorkerService's RecordStep
+	// RPC.
+	WorkerServiceRecordStepProcedure = "/stint.v1.WorkerService/RecordStep"
+	// WorkerServiceSuspendProcedure is the fully-qualified name of the WorkerService's Suspend RPC.
+	WorkerServiceSuspendProcedure = "/stint.v1.WorkerService/Suspend"
+	// WorkerServiceGetSignalProcedure is the fully-qualified name of the WorkerService's GetSignal RPC.
+	WorkerServiceGetSignalProcedure = "/stint.v1.WorkerService/GetSignal"
 )
 
 // WorkerServiceClient is a client for the stint.v1.WorkerService service.
@@ -103,6 +112,28 @@ type WorkerServiceClient interface {
 	// fall due together); each item is fenced on its own lease and answered
 	// on its own, in order.
 	HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error)
+	// Durable steps (docs/steps.md, "Over the network"). GetSteps returns the
+	// recorded steps of the owner's running job, in order: the handler
+	// replays them before it runs a new step. Only the lease holder reads
+	// them (stale_lease otherwise).
+	GetSteps(context.Context, *connect.Request[v1.GetStepsRequest]) (*connect.Response[v1.GetStepsResponse], error)
+	// RecordStep records the next step of the owner's running job with its
+	// step_recorded event, fenced on the lease: a stale lease, a seq that is
+	// not the next one (step_conflict when another attempt recorded it) or
+	// an output over 256 KiB (step_too_large) changes nothing. Repeated by
+	// the same lease (a retry after a lost reply) it returns the record as
+	// it was.
+	RecordStep(context.Context, *connect.Request[v1.RecordStepRequest]) (*connect.Response[v1.RecordStepResponse], error)
+	// Suspend gives the owner's lease back until a wake time, to sleep or to
+	// wait for a signal or a child job: the job is scheduled, the attempt ends
+	// without failing and without counting against max_attempts, and the
+	// worker reports nothing more. A signal of the awaited name (or the
+	// child's end) wakes the job early. Refused with wait_over, changing
+	// nothing, when what it would wait for is already there.
+	Suspend(context.Context, *connect.Request[v1.SuspendRequest]) (*connect.Response[v1.SuspendResponse], error)
+	// GetSignal returns the signal of a name sent to the owner's running job,
+	// if any. Only the lease holder reads it.
+	GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the stint.v1.WorkerService service. By default, it
@@ -200,6 +231,30 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("HeartbeatMany")),
 			connect.WithClientOptions(opts...),
 		),
+		getSteps: connect.NewClient[v1.GetStepsRequest, v1.GetStepsResponse](
+			httpClient,
+			baseURL+WorkerServiceGetStepsProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("GetSteps")),
+			connect.WithClientOptions(opts...),
+		),
+		recordStep: connect.NewClient[v1.RecordStepRequest, v1.RecordStepResponse](
+			httpClient,
+			baseURL+WorkerServiceRecordStepProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("RecordStep")),
+			connect.WithClientOptions(opts...),
+		),
+		suspend: connect.NewClient[v1.SuspendRequest, v1.SuspendResponse](
+			httpClient,
+			baseURL+WorkerServiceSuspendProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("Suspend")),
+			connect.WithClientOptions(opts...),
+		),
+		getSignal: connect.NewClient[v1.GetSignalRequest, v1.GetSignalResponse](
+			httpClient,
+			baseURL+WorkerServiceGetSignalProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("GetSignal")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -219,6 +274,10 @@ type workerServiceClient struct {
 	notices       *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
 	addRunJobs    *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
 	heartbeatMany *connect.Client[v1.HeartbeatManyRequest, v1.HeartbeatManyResponse]
+	getSteps      *connect.Client[v1.GetStepsRequest, v1.GetStepsResponse]
+	recordStep    *connect.Client[v1.RecordStepRequest, v1.RecordStepResponse]
+	suspend       *connect.Client[v1.SuspendRequest, v1.SuspendResponse]
+	getSignal     *connect.Client[v1.GetSignalRequest, v1.GetSignalResponse]
 }
 
 // Claim calls stint.v1.WorkerService.Claim.
@@ -291,6 +350,26 @@ func (c *workerServiceClient) HeartbeatMany(ctx context.Context, req *connect.Re
 	return c.heartbeatMany.CallUnary(ctx, req)
 }
 
+// GetSteps calls stint.v1.WorkerService.GetSteps.
+func (c *workerServiceClient) GetSteps(ctx context.Context, req *connect.Request[v1.GetStepsRequest]) (*connect.Response[v1.GetStepsResponse], error) {
+	return c.getSteps.CallUnary(ctx, req)
+}
+
+// RecordStep calls stint.v1.WorkerService.RecordStep.
+func (c *workerServiceClient) RecordStep(ctx context.Context, req *connect.Request[v1.RecordStepRequest]) (*connect.Response[v1.RecordStepResponse], error) {
+	return c.recordStep.CallUnary(ctx, req)
+}
+
+// Suspend calls stint.v1.WorkerService.Suspend.
+func (c *workerServiceClient) Suspend(ctx context.Context, req *connect.Request[v1.SuspendRequest]) (*connect.Response[v1.SuspendResponse], error) {
+	return c.suspend.CallUnary(ctx, req)
+}
+
+// GetSignal calls stint.v1.WorkerService.GetSignal.
+func (c *workerServiceClient) GetSignal(ctx context.Context, req *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error) {
+	return c.getSignal.CallUnary(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the stint.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Claim leases up to limit queued jobs; with wait it long-polls until a job
@@ -326,6 +405,28 @@ type WorkerServiceHandler interface {
 	// fall due together); each item is fenced on its own lease and answered
 	// on its own, in order.
 	HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error)
+	// Durable steps (docs/steps.md, "Over the network"). GetSteps returns the
+	// recorded steps of the owner's running job, in order: the handler
+	// replays them before it runs a new step. Only the lease holder reads
+	// them (stale_lease otherwise).
+	GetSteps(context.Context, *connect.Request[v1.GetStepsRequest]) (*connect.Response[v1.GetStepsResponse], error)
+	// RecordStep records the next step of the owner's running job with its
+	// step_recorded event, fenced on the lease: a stale lease, a seq that is
+	// not the next one (step_conflict when another attempt recorded it) or
+	// an output over 256 KiB (step_too_large) changes nothing. Repeated by
+	// the same lease (a retry after a lost reply) it returns the record as
+	// it was.
+	RecordStep(context.Context, *connect.Request[v1.RecordStepRequest]) (*connect.Response[v1.RecordStepResponse], error)
+	// Suspend gives the owner's lease back until a wake time, to sleep or to
+	// wait for a signal or a child job: the job is scheduled, the attempt ends
+	// without failing and without counting against max_attempts, and the
+	// worker reports nothing more. A signal of the awaited name (or the
+	// child's end) wakes the job early. Refused with wait_over, changing
+	// nothing, when what it would wait for is already there.
+	Suspend(context.Context, *connect.Request[v1.SuspendRequest]) (*connect.Response[v1.SuspendResponse], error)
+	// GetSignal returns the signal of a name sent to the owner's running job,
+	// if any. Only the lease holder reads it.
+	GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -419,6 +520,30 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("HeartbeatMany")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceGetStepsHandler := connect.NewUnaryHandler(
+		WorkerServiceGetStepsProcedure,
+		svc.GetSteps,
+		connect.WithSchema(workerServiceMethods.ByName("GetSteps")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceRecordStepHandler := connect.NewUnaryHandler(
+		WorkerServiceRecordStepProcedure,
+		svc.RecordStep,
+		connect.WithSchema(workerServiceMethods.ByName("RecordStep")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceSuspendHandler := connect.NewUnaryHandler(
+		WorkerServiceSuspendProcedure,
+		svc.Suspend,
+		connect.WithSchema(workerServiceMethods.ByName("Suspend")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceGetSignalHandler := connect.NewUnaryHandler(
+		WorkerServiceGetSignalProcedure,
+		svc.GetSignal,
+		connect.WithSchema(workerServiceMethods.ByName("GetSignal")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceClaimProcedure:
@@ -449,6 +574,14 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceAddRunJobsHandler.ServeHTTP(w, r)
 		case WorkerServiceHeartbeatManyProcedure:
 			workerServiceHeartbeatManyHandler.ServeHTTP(w, r)
+		case WorkerServiceGetStepsProcedure:
+			workerServiceGetStepsHandler.ServeHTTP(w, r)
+		case WorkerServiceRecordStepProcedure:
+			workerServiceRecordStepHandler.ServeHTTP(w, r)
+		case WorkerServiceSuspendProcedure:
+			workerServiceSuspendHandler.ServeHTTP(w, r)
+		case WorkerServiceGetSignalProcedure:
+			workerServiceGetSignalHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -512,4 +645,20 @@ func (UnimplementedWorkerServiceHandler) AddRunJobs(context.Context, *connect.Re
 
 func (UnimplementedWorkerServiceHandler) HeartbeatMany(context.Context, *connect.Request[v1.HeartbeatManyRequest]) (*connect.Response[v1.HeartbeatManyResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.HeartbeatMany is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) GetSteps(context.Context, *connect.Request[v1.GetStepsRequest]) (*connect.Response[v1.GetStepsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.GetSteps is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) RecordStep(context.Context, *connect.Request[v1.RecordStepRequest]) (*connect.Response[v1.RecordStepResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.RecordStep is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) Suspend(context.Context, *connect.Request[v1.SuspendRequest]) (*connect.Response[v1.SuspendResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.Suspend is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.GetSignal is not implemented"))
 }

@@ -1,6 +1,7 @@
 """Client: enqueue and inspect jobs and runs."""
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
@@ -103,6 +104,19 @@ class Client:
     def replay(self, job_id: str) -> Job:
         """Enqueues a new job that repeats a dead-lettered one, and returns it."""
         return self._call("JobService/ReplayJob", {"id": job_id}).get("job", {})
+
+    def signal(self, job_id: str, name: str, payload: Any = None) -> Dict[str, Any]:
+        """Sends the signal name (with a JSON payload) to a live job: the first of a name wins
+        (SignalTakenError after it); a job waiting for it wakes. Returns the signal as kept."""
+        body: Dict[str, Any] = {"id": job_id, "name": name}
+        if payload is not None:
+            body["payload"] = json.dumps(payload, separators=(",", ":"))
+        return self._call("JobService/SignalJob", body).get("signal", {})
+
+    def steps(self, job_id: str) -> List[Dict[str, Any]]:
+        """A job's recorded steps in order (a halted job's partial result); each step's "output" is its
+        result as JSON text (json.loads it)."""
+        return self._call("JobService/ListSteps", {"id": job_id}).get("steps", [])
 
     def dead_letter_counts(self) -> List[Dict[str, Any]]:
         """Counts the tenant's dead-lettered jobs by reason code (an admin token)."""

@@ -32,6 +32,35 @@ class DeadLetter(Exception):
         self.reason_code = reason_code
 
 
+class Suspended(Exception):
+    """Raised by a durable sleep or wait that gave the job's lease back: let it propagate (re-raise it).
+
+    The worker reports nothing more for the attempt; the job is woken at its
+    wake time (or by the signal it waits for) and replays its recorded steps.
+    """
+
+    def __init__(self, until: str) -> None:
+        super().__init__(f"the job is suspended until {until}; return from the handler")
+        self.until = until
+
+
+class Nondeterministic(Permanent):
+    """The handler asked for a step that differs from the one recorded at that place: the job fails permanently."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "nondeterministic")
+
+
+class StepFailed(Exception):
+    """The recorded error of a step run with on_error="continue": raised by the step now and on every replay."""
+
+    def __init__(self, step: str, code: str, message: str) -> None:
+        super().__init__(f"step {step!r} failed: {code}: {message}")
+        self.step = step
+        self.code = code
+        self.error_message = message
+
+
 class AbortReason(Exception):
     """Why a running job was aborted (``job.aborted`` is set, ``job.abort_reason`` says why)."""
 

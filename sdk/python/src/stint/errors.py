@@ -49,6 +49,22 @@ class RequestConflictError(StintError):
     """The request id was used before for a different request."""
 
 
+class StepTooLargeError(ValidationError):
+    """A step's recorded output (or a signal's payload) is over 256 KiB: record a reference to large data instead."""
+
+
+class StepConflictError(RevisionConflictError):
+    """Another attempt recorded a step at that place: the job is no longer this attempt's."""
+
+
+class WaitOverError(InvalidTransitionError):
+    """What a suspend would wait for (a signal) is already there: read it instead of waiting."""
+
+
+class SignalTakenError(InvalidTransitionError):
+    """A signal of that name was already sent to the job: the first one wins."""
+
+
 class UnsupportedError(StintError):
     """The server or its store does not support the operation."""
 
@@ -66,6 +82,10 @@ class UnavailableError(StintError):
 
 
 _BY_KIND: Dict[str, Type[StintError]] = {
+    "step_too_large": StepTooLargeError,
+    "step_conflict": StepConflictError,
+    "wait_over": WaitOverError,
+    "signal_taken": SignalTakenError,
     "validation": ValidationError,
     "not_found": NotFoundError,
     "stale_lease": StaleLeaseError,

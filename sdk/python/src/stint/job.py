@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from .control import AbortReason
+from .steps import Steps
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -28,6 +32,11 @@ class Job:
         self.result_ptr = ""
         self._worker = worker
         self._lock = threading.Lock()
+        #: When the claim's reply arrived (monotonic): the record's updatedAt is the store's time of it.
+        self._claimed = time.monotonic()
+        #: Set once a durable sleep or wait gave the lease back.
+        self._suspended = False
+        self._steps: Optional[Steps] = None
 
     @property
     def id(self) -> str:
@@ -85,6 +94,48 @@ class Job:
     def checkpoint(self, state: Any, steps: int = 0, cost: int = 0, progress: Any = None, phase: str = "") -> None:
         """Saves state that the next attempt of this job starts from (last_checkpoint); steps and cost add to its usage."""
         self._worker._checkpoint(self, state, steps, cost, progress, phase)
+
+    # -- durable steps (docs/steps.md) --
+
+    def _step_state(self) -> Steps:
+        with self._lock:
+            if self._steps is None:
+                self._steps = Steps(self)
+            return self._steps
+
+    def step(self, name: str, fn: Callable[[], T], on_error: str = "abort") -> T:
+        """Runs fn at most once to success for this job, across attempts, and returns its result.
+
+        The result (JSON) is recorded, fenced by the lease, before step returns; on
+        a later attempt step returns the recorded result without calling fn. Steps
+        are ordered: every attempt must ask for the same names in the same order
+        (else the job fails with the code nondeterministic). on_error "abort" (the
+        default) fails the attempt with fn's exception, and the step runs again next
+        attempt; "continue" records the exception as the step's result, raised as
+        StepFailed now and on every replay.
+        """
+        if on_error not in ("abort", "continue"):
+            raise ValueError(f"stint: on_error {on_error!r}: expected 'abort' or 'continue'")
+        return self._step_state().run(name, fn, on_error)
+
+    def sleep_for(self, name: str, seconds: float) -> None:
+        """Sleeps durably: the first time it records the sleep, gives the lease back and raises Suspended
+        (let it propagate); the job is woken seconds after that record, by the server's clock, and this
+        call then returns (a worker restart in between changes nothing). Costs no attempt."""
+        self._step_state().sleep(name, seconds)
+
+    def sleep_until(self, name: str, epoch_seconds: float) -> None:
+        """Sleeps durably until a time (seconds since the epoch, by the server's clock), as sleep_for does."""
+        self._step_state().sleep_until(name, epoch_seconds)
+
+    def wait_signal(self, name: str, timeout: float) -> Tuple[bool, Any]:
+        """Waits durably, up to timeout seconds, for the signal name (Client.signal, `stint jobs signal`).
+
+        Returns (True, payload) when the signal came (one sent before the wait counts; the first of
+        a name wins), (False, None) when the timeout passed first. While it waits the job holds no
+        lease: the call raises Suspended (let it propagate) and the job replays to here when woken.
+        """
+        return self._step_state().wait_signal(name, timeout)
 
     def _abort(self, reason: AbortReason) -> None:
         with self._lock:

@@ -15,7 +15,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from .control import (AbortReason, CancelRequested, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent,
-                      RetryAfter, Shutdown, TimeoutExceeded)
+                      RetryAfter, Shutdown, Suspended, TimeoutExceeded)
 from .errors import InvalidTransitionError, NotFoundError, StaleLeaseError, StintError, is_rejection, new_error
 from .job import Job
 from .transport import Transport, duration
@@ -28,7 +28,7 @@ _CODE = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 
 
 class Outcome:
-    """How an attempt's report ended: op is complete, fail, halt, dead_letter, ack_cancel, release or "" (lease lost)."""
+    """How an attempt's report ended: op is complete, fail, halt, dead_letter, ack_cancel, release, suspend (a durable sleep or wait gave the lease back) or "" (lease lost)."""
 
     __slots__ = ("job_id", "kind", "op", "job", "error")
 
@@ -273,6 +273,9 @@ class Worker:
 
     def _settle(self, a: _Attempt, ok: bool, value: Any, err: Optional[BaseException], ms: int) -> None:
         reason = a.job.abort_reason
+        if a.job._suspended:
+            # A durable sleep or wait gave the lease back: nothing more to report.
+            return self._outcome(a, "suspend", None, None if isinstance(err, Suspended) or ok else err)
         if a.lost:
             return self._outcome(a, "", None, reason)
         if ok:
@@ -392,7 +395,7 @@ class Worker:
             with self._lock:
                 attempts = list(self._running.values())
             for a in attempts:
-                if a.lost or a.done.is_set():
+                if a.lost or a.done.is_set() or a.job._suspended:
                     continue
                 if now > a.lease_until:
                     self._lose(a, "it was not renewed before it expired")

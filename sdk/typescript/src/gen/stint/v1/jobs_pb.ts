@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ListStepsRequestSchema, ListStepsResponseSchema, SignalJobRequestSchema, SignalJobResponseSchema } from "./steps_pb.js";
+import { file_stint_v1_steps } from "./steps_pb.js";
 import type { Event, EventJson, Job, JobJson, JobState, JobStateJson, Spec, SpecJson } from "./types_pb.js";
 import { file_stint_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/jobs.proto.
  */
 export const file_stint_v1_jobs: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdGludC92MS9qb2JzLnByb3RvEghzdGludC52MSJBCg5FbnF1ZXVlUmVxdWVzdBIbCgNqb2IYASABKAsyDi5zdGludC52MS5TcGVjEhIKCnJlcXVlc3RfaWQYAiABKAkiPwoPRW5xdWV1ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIQCghleGlzdGluZxgCIAEoCCJGChJFbnF1ZXVlTWFueVJlcXVlc3QSHAoEam9icxgBIAMoCzIOLnN0aW50LnYxLlNwZWMSEgoKcmVxdWVzdF9pZBgCIAEoCSJBChNFbnF1ZXVlTWFueVJlc3BvbnNlEioKB3Jlc3VsdHMYASADKAsyGS5zdGludC52MS5FbnF1ZXVlUmVzcG9uc2UiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoCSIsCg5HZXRKb2JSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IieQoPTGlzdEpvYnNSZXF1ZXN0EiIKBnN0YXRlcxgBIAMoDjISLnN0aW50LnYxLkpvYlN0YXRlEg0KBXF1ZXVlGAIgASgJEgwKBGtpbmQYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiSAoQTGlzdEpvYnNSZXNwb25zZRIbCgRqb2JzGAEgAygLMg0uc3RpbnQudjEuSm9iEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIjChFMaXN0RXZlbnRzUmVxdWVzdBIOCgZqb2JfaWQYASABKAkiNQoSTGlzdEV2ZW50c1Jlc3BvbnNlEh8KBmV2ZW50cxgBIAMoCzIPLnN0aW50LnYxLkV2ZW50IlAKEENhbmNlbEpvYlJlcXVlc3QSCgoCaWQYASABKAkSDAoEaGFyZBgCIAEoCBIOCgZyZWFzb24YAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSIvChFDYW5jZWxKb2JSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IiHgoQUmVwbGF5Sm9iUmVxdWVzdBIKCgJpZBgBIAEoCSIvChFSZXBsYXlKb2JSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2Iy7QMKCkpvYlNlcnZpY2USPgoHRW5xdWV1ZRIYLnN0aW50LnYxLkVucXVldWVSZXF1ZXN0Ghkuc3RpbnQudjEuRW5xdWV1ZVJlc3BvbnNlEkoKC0VucXVldWVNYW55Ehwuc3RpbnQudjEuRW5xdWV1ZU1hbnlSZXF1ZXN0Gh0uc3RpbnQudjEuRW5xdWV1ZU1hbnlSZXNwb25zZRI7CgZHZXRKb2ISFy5zdGludC52MS5HZXRKb2JSZXF1ZXN0Ghguc3RpbnQudjEuR2V0Sm9iUmVzcG9uc2USQQoITGlzdEpvYnMSGS5zdGludC52MS5MaXN0Sm9ic1JlcXVlc3QaGi5zdGludC52MS5MaXN0Sm9ic1Jlc3BvbnNlEkcKCkxpc3RFdmVudHMSGy5zdGludC52MS5MaXN0RXZlbnRzUmVxdWVzdBocLnN0aW50LnYxLkxpc3RFdmVudHNSZXNwb25zZRJECglDYW5jZWxKb2ISGi5zdGludC52MS5DYW5jZWxKb2JSZXF1ZXN0Ghsuc3RpbnQudjEuQ2FuY2VsSm9iUmVzcG9uc2USRAoJUmVwbGF5Sm9iEhouc3RpbnQudjEuUmVwbGF5Sm9iUmVxdWVzdBobLnN0aW50LnYxLlJlcGxheUpvYlJlc3BvbnNlQjNaMWdpdGh1Yi5jb20vc3RpbnQtZGV2L3N0aW50L3Byb3RvL3N0aW50L3YxO3N0aW50djFiBnByb3RvMw", [file_stint_v1_types]);
+  fileDesc("ChNzdGludC92MS9qb2JzLnByb3RvEghzdGludC52MSJBCg5FbnF1ZXVlUmVxdWVzdBIbCgNqb2IYASABKAsyDi5zdGludC52MS5TcGVjEhIKCnJlcXVlc3RfaWQYAiABKAkiPwoPRW5xdWV1ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIQCghleGlzdGluZxgCIAEoCCJGChJFbnF1ZXVlTWFueVJlcXVlc3QSHAoEam9icxgBIAMoCzIOLnN0aW50LnYxLlNwZWMSEgoKcmVxdWVzdF9pZBgCIAEoCSJBChNFbnF1ZXVlTWFueVJlc3BvbnNlEioKB3Jlc3VsdHMYASADKAsyGS5zdGludC52MS5FbnF1ZXVlUmVzcG9uc2UiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoCSJYCg5HZXRKb2JSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2ISEwoLbGVhc2Vfc3RhdGUYAiABKAkSFQoNZmFpbHVyZV9zdGFnZRgDIAEoCSJ5Cg9MaXN0Sm9ic1JlcXVlc3QSIgoGc3RhdGVzGAEgAygOMhIuc3RpbnQudjEuSm9iU3RhdGUSDQoFcXVldWUYAiABKAkSDAoEa2luZBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJIChBMaXN0Sm9ic1Jlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2ISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKEUxpc3RFdmVudHNSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCSI1ChJMaXN0RXZlbnRzUmVzcG9uc2USHwoGZXZlbnRzGAEgAygLMg8uc3RpbnQudjEuRXZlbnQiUAoQQ2FuY2VsSm9iUmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRoYXJkGAIgASgIEg4KBnJlYXNvbhgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIi8KEUNhbmNlbEpvYlJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIeChBSZXBsYXlKb2JSZXF1ZXN0EgoKAmlkGAEgASgJIi8KEVJlcGxheUpvYlJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYjL5BAoKSm9iU2VydmljZRI+CgdFbnF1ZXVlEhguc3RpbnQudjEuRW5xdWV1ZVJlcXVlc3QaGS5zdGludC52MS5FbnF1ZXVlUmVzcG9uc2USSgoLRW5xdWV1ZU1hbnkSHC5zdGludC52MS5FbnF1ZXVlTWFueVJlcXVlc3QaHS5zdGludC52MS5FbnF1ZXVlTWFueVJlc3BvbnNlEjsKBkdldEpvYhIXLnN0aW50LnYxLkdldEpvYlJlcXVlc3QaGC5zdGludC52MS5HZXRKb2JSZXNwb25zZRJBCghMaXN0Sm9icxIZLnN0aW50LnYxLkxpc3RKb2JzUmVxdWVzdBoaLnN0aW50LnYxLkxpc3RKb2JzUmVzcG9uc2USRwoKTGlzdEV2ZW50cxIbLnN0aW50LnYxLkxpc3RFdmVudHNSZXF1ZXN0Ghwuc3RpbnQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEkQKCUNhbmNlbEpvYhIaLnN0aW50LnYxLkNhbmNlbEpvYlJlcXVlc3QaGy5zdGludC52MS5DYW5jZWxKb2JSZXNwb25zZRJECglSZXBsYXlKb2ISGi5zdGludC52MS5SZXBsYXlKb2JSZXF1ZXN0Ghsuc3RpbnQudjEuUmVwbGF5Sm9iUmVzcG9uc2USRAoJTGlzdFN0ZXBzEhouc3RpbnQudjEuTGlzdFN0ZXBzUmVxdWVzdBobLnN0aW50LnYxLkxpc3RTdGVwc1Jlc3BvbnNlEkQKCVNpZ25hbEpvYhIaLnN0aW50LnYxLlNpZ25hbEpvYlJlcXVlc3QaGy5zdGludC52MS5TaWduYWxKb2JSZXNwb25zZUIzWjFnaXRodWIuY29tL3N0aW50LWRldi9zdGludC9wcm90by9zdGludC92MTtzdGludHYxYgZwcm90bzM", [file_stint_v1_steps, file_stint_v1_types]);
 
 /**
  * @generated from message stint.v1.EnqueueRequest
@@ -195,6 +197,25 @@ export type GetJobResponse = Message<"stint.v1.GetJobResponse"> & {
    * @generated from field: stint.v1.Job job = 1;
    */
   job?: Job | undefined;
+
+  /**
+   * lease_state is where the job's lease stands at the server's time
+   * (seed-ci's granted, active, expired, revoked, completed, cancelled, and
+   * released); empty when it was never leased. Derived from the job's lease
+   * fields, never stored (lifecycle.LeaseStateOf).
+   *
+   * @generated from field: string lease_state = 2;
+   */
+  leaseState: string;
+
+  /**
+   * failure_stage is where a dead-lettered, failed or timed-out job died
+   * (seed-reliability's fetch, input, exec, output, commit); empty for
+   * other jobs. Derived from the job's fields (lifecycle.FailureStageOf).
+   *
+   * @generated from field: string failure_stage = 3;
+   */
+  failureStage: string;
 };
 
 /**
@@ -205,6 +226,25 @@ export type GetJobResponseJson = {
    * @generated from field: stint.v1.Job job = 1;
    */
   job?: JobJson;
+
+  /**
+   * lease_state is where the job's lease stands at the server's time
+   * (seed-ci's granted, active, expired, revoked, completed, cancelled, and
+   * released); empty when it was never leased. Derived from the job's lease
+   * fields, never stored (lifecycle.LeaseStateOf).
+   *
+   * @generated from field: string lease_state = 2;
+   */
+  leaseState?: string;
+
+  /**
+   * failure_stage is where a dead-lettered, failed or timed-out job died
+   * (seed-reliability's fetch, input, exec, output, commit); empty for
+   * other jobs. Derived from the job's fields (lifecycle.FailureStageOf).
+   *
+   * @generated from field: string failure_stage = 3;
+   */
+  failureStage?: string;
 };
 
 /**
@@ -596,6 +636,29 @@ export const JobService: GenService<{
     methodKind: "unary";
     input: typeof ReplayJobRequestSchema;
     output: typeof ReplayJobResponseSchema;
+  },
+  /**
+   * ListSteps returns a job's recorded steps and the signals sent to it
+   * (steps.proto, docs/steps.md).
+   *
+   * @generated from rpc stint.v1.JobService.ListSteps
+   */
+  listSteps: {
+    methodKind: "unary";
+    input: typeof ListStepsRequestSchema;
+    output: typeof ListStepsResponseSchema;
+  },
+  /**
+   * SignalJob sends a named signal to a live job: the first of a name is
+   * kept (and wakes the job if it waits for it); a later one is refused
+   * with the error kind signal_taken.
+   *
+   * @generated from rpc stint.v1.JobService.SignalJob
+   */
+  signalJob: {
+    methodKind: "unary";
+    input: typeof SignalJobRequestSchema;
+    output: typeof SignalJobResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_stint_v1_jobs, 0);

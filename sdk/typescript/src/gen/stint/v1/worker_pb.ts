@@ -8,6 +8,8 @@ import type { Duration, DurationJson, Timestamp, TimestampJson, Value, ValueJson
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { RunJobSpec, RunJobSpecJson, RunView, RunViewJson } from "./runs_pb.js";
 import { file_stint_v1_runs } from "./runs_pb.js";
+import type { Signal, SignalJson, Step, StepJson } from "./steps_pb.js";
+import { file_stint_v1_steps } from "./steps_pb.js";
 import type { ErrorClass, ErrorClassJson, Job, JobJson } from "./types_pb.js";
 import { file_stint_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/worker.proto.
  */
 export const file_stint_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0Mr4HCg1Xb3JrZXJTZXJ2aWNlEjgKBUNsYWltEhYuc3RpbnQudjEuQ2xhaW1SZXF1ZXN0Ghcuc3RpbnQudjEuQ2xhaW1SZXNwb25zZRI4CgVTdGFydBIWLnN0aW50LnYxLlN0YXJ0UmVxdWVzdBoXLnN0aW50LnYxLlN0YXJ0UmVzcG9uc2USRAoJSGVhcnRiZWF0Ehouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdBobLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEkcKCkNoZWNrcG9pbnQSGy5zdGludC52MS5DaGVja3BvaW50UmVxdWVzdBocLnN0aW50LnYxLkNoZWNrcG9pbnRSZXNwb25zZRJBCghDb21wbGV0ZRIZLnN0aW50LnYxLkNvbXBsZXRlUmVxdWVzdBoaLnN0aW50LnYxLkNvbXBsZXRlUmVzcG9uc2USTQoMQ29tcGxldGVNYW55Eh0uc3RpbnQudjEuQ29tcGxldGVNYW55UmVxdWVzdBoeLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlc3BvbnNlEjUKBEZhaWwSFS5zdGludC52MS5GYWlsUmVxdWVzdBoWLnN0aW50LnYxLkZhaWxSZXNwb25zZRI1CgRIYWx0EhUuc3RpbnQudjEuSGFsdFJlcXVlc3QaFi5zdGludC52MS5IYWx0UmVzcG9uc2USRAoJQWNrQ2FuY2VsEhouc3RpbnQudjEuQWNrQ2FuY2VsUmVxdWVzdBobLnN0aW50LnYxLkFja0NhbmNlbFJlc3BvbnNlEj4KB1JlbGVhc2USGC5zdGludC52MS5SZWxlYXNlUmVxdWVzdBoZLnN0aW50LnYxLlJlbGVhc2VSZXNwb25zZRJHCgpEZWFkTGV0dGVyEhsuc3RpbnQudjEuRGVhZExldHRlclJlcXVlc3QaHC5zdGludC52MS5EZWFkTGV0dGVyUmVzcG9uc2USQAoHTm90aWNlcxIYLnN0aW50LnYxLk5vdGljZXNSZXF1ZXN0Ghkuc3RpbnQudjEuTm90aWNlc1Jlc3BvbnNlMAESRwoKQWRkUnVuSm9icxIbLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXF1ZXN0Ghwuc3RpbnQudjEuQWRkUnVuSm9ic1Jlc3BvbnNlElAKDUhlYXJ0YmVhdE1hbnkSHi5zdGludC52MS5IZWFydGJlYXRNYW55UmVxdWVzdBofLnN0aW50LnYxLkhlYXJ0YmVhdE1hbnlSZXNwb25zZUIzWjFnaXRodWIuY29tL3N0aW50LWRldi9zdGludC9wcm90by9zdGludC92MTtzdGludHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_types]);
+  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0IjEKD0dldFN0ZXBzUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyIjEKEEdldFN0ZXBzUmVzcG9uc2USHQoFc3RlcHMYASADKAsyDi5zdGludC52MS5TdGVwIrwBChFSZWNvcmRTdGVwUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBm91dHB1dBgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSEwoLZHVyYXRpb25fbXMYCSABKAMiTgoSUmVjb3JkU3RlcFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcCK6AQoOU3VzcGVuZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFYWZ0ZXIYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDgoGc2lnbmFsGAQgASgJEg0KBWNoaWxkGAUgASgJEhQKDGV4ZWN1dGlvbl9tcxgGIAEoAyItCg9TdXNwZW5kUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIkAKEEdldFNpZ25hbFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIMCgRuYW1lGAIgASgJIkQKEUdldFNpZ25hbFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEiAKBnNpZ25hbBgCIAEoCzIQLnN0aW50LnYxLlNpZ25hbDLQCQoNV29ya2VyU2VydmljZRI4CgVDbGFpbRIWLnN0aW50LnYxLkNsYWltUmVxdWVzdBoXLnN0aW50LnYxLkNsYWltUmVzcG9uc2USOAoFU3RhcnQSFi5zdGludC52MS5TdGFydFJlcXVlc3QaFy5zdGludC52MS5TdGFydFJlc3BvbnNlEkQKCUhlYXJ0YmVhdBIaLnN0aW50LnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5zdGludC52MS5IZWFydGJlYXRSZXNwb25zZRJHCgpDaGVja3BvaW50Ehsuc3RpbnQudjEuQ2hlY2twb2ludFJlcXVlc3QaHC5zdGludC52MS5DaGVja3BvaW50UmVzcG9uc2USQQoIQ29tcGxldGUSGS5zdGludC52MS5Db21wbGV0ZVJlcXVlc3QaGi5zdGludC52MS5Db21wbGV0ZVJlc3BvbnNlEk0KDENvbXBsZXRlTWFueRIdLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlcXVlc3QaHi5zdGludC52MS5Db21wbGV0ZU1hbnlSZXNwb25zZRI1CgRGYWlsEhUuc3RpbnQudjEuRmFpbFJlcXVlc3QaFi5zdGludC52MS5GYWlsUmVzcG9uc2USNQoESGFsdBIVLnN0aW50LnYxLkhhbHRSZXF1ZXN0GhYuc3RpbnQudjEuSGFsdFJlc3BvbnNlEkQKCUFja0NhbmNlbBIaLnN0aW50LnYxLkFja0NhbmNlbFJlcXVlc3QaGy5zdGludC52MS5BY2tDYW5jZWxSZXNwb25zZRI+CgdSZWxlYXNlEhguc3RpbnQudjEuUmVsZWFzZVJlcXVlc3QaGS5zdGludC52MS5SZWxlYXNlUmVzcG9uc2USRwoKRGVhZExldHRlchIbLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXF1ZXN0Ghwuc3RpbnQudjEuRGVhZExldHRlclJlc3BvbnNlEkAKB05vdGljZXMSGC5zdGludC52MS5Ob3RpY2VzUmVxdWVzdBoZLnN0aW50LnYxLk5vdGljZXNSZXNwb25zZTABEkcKCkFkZFJ1bkpvYnMSGy5zdGludC52MS5BZGRSdW5Kb2JzUmVxdWVzdBocLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXNwb25zZRJQCg1IZWFydGJlYXRNYW55Eh4uc3RpbnQudjEuSGVhcnRiZWF0TWFueVJlcXVlc3QaHy5zdGludC52MS5IZWFydGJlYXRNYW55UmVzcG9uc2USQQoIR2V0U3RlcHMSGS5zdGludC52MS5HZXRTdGVwc1JlcXVlc3QaGi5zdGludC52MS5HZXRTdGVwc1Jlc3BvbnNlEkcKClJlY29yZFN0ZXASGy5zdGludC52MS5SZWNvcmRTdGVwUmVxdWVzdBocLnN0aW50LnYxLlJlY29yZFN0ZXBSZXNwb25zZRI+CgdTdXNwZW5kEhguc3RpbnQudjEuU3VzcGVuZFJlcXVlc3QaGS5zdGludC52MS5TdXNwZW5kUmVzcG9uc2USRAoJR2V0U2lnbmFsEhouc3RpbnQudjEuR2V0U2lnbmFsUmVxdWVzdBobLnN0aW50LnYxLkdldFNpZ25hbFJlc3BvbnNlQjNaMWdpdGh1Yi5jb20vc3RpbnQtZGV2L3N0aW50L3Byb3RvL3N0aW50L3YxO3N0aW50djFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_steps, file_stint_v1_types]);
 
 /**
  * Owner identifies an owner call: the job, its fencing token, a request id.
@@ -1477,6 +1479,416 @@ export const HeartbeatManyResponseSchema: GenMessage<HeartbeatManyResponse, {jso
   messageDesc(file_stint_v1_worker, 31);
 
 /**
+ * @generated from message stint.v1.GetStepsRequest
+ */
+export type GetStepsRequest = Message<"stint.v1.GetStepsRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+};
+
+/**
+ * @generated from message stint.v1.GetStepsRequest
+ */
+export type GetStepsRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+};
+
+/**
+ * Describes the message stint.v1.GetStepsRequest.
+ * Use `create(GetStepsRequestSchema)` to create a new message.
+ */
+export const GetStepsRequestSchema: GenMessage<GetStepsRequest, {jsonType: GetStepsRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 32);
+
+/**
+ * @generated from message stint.v1.GetStepsResponse
+ */
+export type GetStepsResponse = Message<"stint.v1.GetStepsResponse"> & {
+  /**
+   * @generated from field: repeated stint.v1.Step steps = 1;
+   */
+  steps: Step[];
+};
+
+/**
+ * @generated from message stint.v1.GetStepsResponse
+ */
+export type GetStepsResponseJson = {
+  /**
+   * @generated from field: repeated stint.v1.Step steps = 1;
+   */
+  steps?: StepJson[];
+};
+
+/**
+ * Describes the message stint.v1.GetStepsResponse.
+ * Use `create(GetStepsResponseSchema)` to create a new message.
+ */
+export const GetStepsResponseSchema: GenMessage<GetStepsResponse, {jsonType: GetStepsResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 33);
+
+/**
+ * @generated from message stint.v1.RecordStepRequest
+ */
+export type RecordStepRequest = Message<"stint.v1.RecordStepRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * kind is run (the default), now, sleep, wait, signal, child or await.
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * status is ok (the default) or error: with error, error_code (and
+   * error_message) are the step's recorded result.
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * output is the step's result as JSON text; empty for none.
+   *
+   * @generated from field: string output = 6;
+   */
+  output: string;
+
+  /**
+   * @generated from field: string error_code = 7;
+   */
+  errorCode: string;
+
+  /**
+   * @generated from field: string error_message = 8;
+   */
+  errorMessage: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 9;
+   */
+  durationMs: bigint;
+};
+
+/**
+ * @generated from message stint.v1.RecordStepRequest
+ */
+export type RecordStepRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq?: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * kind is run (the default), now, sleep, wait, signal, child or await.
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind?: string;
+
+  /**
+   * status is ok (the default) or error: with error, error_code (and
+   * error_message) are the step's recorded result.
+   *
+   * @generated from field: string status = 5;
+   */
+  status?: string;
+
+  /**
+   * output is the step's result as JSON text; empty for none.
+   *
+   * @generated from field: string output = 6;
+   */
+  output?: string;
+
+  /**
+   * @generated from field: string error_code = 7;
+   */
+  errorCode?: string;
+
+  /**
+   * @generated from field: string error_message = 8;
+   */
+  errorMessage?: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 9;
+   */
+  durationMs?: string;
+};
+
+/**
+ * Describes the message stint.v1.RecordStepRequest.
+ * Use `create(RecordStepRequestSchema)` to create a new message.
+ */
+export const RecordStepRequestSchema: GenMessage<RecordStepRequest, {jsonType: RecordStepRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 34);
+
+/**
+ * @generated from message stint.v1.RecordStepResponse
+ */
+export type RecordStepResponse = Message<"stint.v1.RecordStepResponse"> & {
+  /**
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: Job | undefined;
+
+  /**
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: Step | undefined;
+};
+
+/**
+ * @generated from message stint.v1.RecordStepResponse
+ */
+export type RecordStepResponseJson = {
+  /**
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: JobJson;
+
+  /**
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: StepJson;
+};
+
+/**
+ * Describes the message stint.v1.RecordStepResponse.
+ * Use `create(RecordStepResponseSchema)` to create a new message.
+ */
+export const RecordStepResponseSchema: GenMessage<RecordStepResponse, {jsonType: RecordStepResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 35);
+
+/**
+ * @generated from message stint.v1.SuspendRequest
+ */
+export type SuspendRequest = Message<"stint.v1.SuspendRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * until is the wake time; or, without it, after is a delay counted from
+   * the server's time. One of the two is required.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 2;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration after = 3;
+   */
+  after?: Duration | undefined;
+
+  /**
+   * signal names the signal the job waits for; child, the id of a child job
+   * it waits for; neither: a plain sleep. At most one.
+   *
+   * @generated from field: string signal = 4;
+   */
+  signal: string;
+
+  /**
+   * @generated from field: string child = 5;
+   */
+  child: string;
+
+  /**
+   * @generated from field: int64 execution_ms = 6;
+   */
+  executionMs: bigint;
+};
+
+/**
+ * @generated from message stint.v1.SuspendRequest
+ */
+export type SuspendRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * until is the wake time; or, without it, after is a delay counted from
+   * the server's time. One of the two is required.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 2;
+   */
+  until?: TimestampJson;
+
+  /**
+   * @generated from field: google.protobuf.Duration after = 3;
+   */
+  after?: DurationJson;
+
+  /**
+   * signal names the signal the job waits for; child, the id of a child job
+   * it waits for; neither: a plain sleep. At most one.
+   *
+   * @generated from field: string signal = 4;
+   */
+  signal?: string;
+
+  /**
+   * @generated from field: string child = 5;
+   */
+  child?: string;
+
+  /**
+   * @generated from field: int64 execution_ms = 6;
+   */
+  executionMs?: string;
+};
+
+/**
+ * Describes the message stint.v1.SuspendRequest.
+ * Use `create(SuspendRequestSchema)` to create a new message.
+ */
+export const SuspendRequestSchema: GenMessage<SuspendRequest, {jsonType: SuspendRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 36);
+
+/**
+ * @generated from message stint.v1.SuspendResponse
+ */
+export type SuspendResponse = Message<"stint.v1.SuspendResponse"> & {
+  /**
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: Job | undefined;
+};
+
+/**
+ * @generated from message stint.v1.SuspendResponse
+ */
+export type SuspendResponseJson = {
+  /**
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: JobJson;
+};
+
+/**
+ * Describes the message stint.v1.SuspendResponse.
+ * Use `create(SuspendResponseSchema)` to create a new message.
+ */
+export const SuspendResponseSchema: GenMessage<SuspendResponse, {jsonType: SuspendResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 37);
+
+/**
+ * @generated from message stint.v1.GetSignalRequest
+ */
+export type GetSignalRequest = Message<"stint.v1.GetSignalRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * @generated from message stint.v1.GetSignalRequest
+ */
+export type GetSignalRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name?: string;
+};
+
+/**
+ * Describes the message stint.v1.GetSignalRequest.
+ * Use `create(GetSignalRequestSchema)` to create a new message.
+ */
+export const GetSignalRequestSchema: GenMessage<GetSignalRequest, {jsonType: GetSignalRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 38);
+
+/**
+ * @generated from message stint.v1.GetSignalResponse
+ */
+export type GetSignalResponse = Message<"stint.v1.GetSignalResponse"> & {
+  /**
+   * found is false when no signal of that name was sent yet.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: stint.v1.Signal signal = 2;
+   */
+  signal?: Signal | undefined;
+};
+
+/**
+ * @generated from message stint.v1.GetSignalResponse
+ */
+export type GetSignalResponseJson = {
+  /**
+   * found is false when no signal of that name was sent yet.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found?: boolean;
+
+  /**
+   * @generated from field: stint.v1.Signal signal = 2;
+   */
+  signal?: SignalJson;
+};
+
+/**
+ * Describes the message stint.v1.GetSignalResponse.
+ * Use `create(GetSignalResponseSchema)` to create a new message.
+ */
+export const GetSignalResponseSchema: GenMessage<GetSignalResponse, {jsonType: GetSignalResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 39);
+
+/**
  * WorkerService is for workers (role worker, or admin). Every owner call
  * carries the job id, the fencing token (lease_id) its claim returned and a
  * request_id: a call retried with the same request_id returns the first
@@ -1623,6 +2035,60 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof HeartbeatManyRequestSchema;
     output: typeof HeartbeatManyResponseSchema;
+  },
+  /**
+   * Durable steps (docs/steps.md, "Over the network"). GetSteps returns the
+   * recorded steps of the owner's running job, in order: the handler
+   * replays them before it runs a new step. Only the lease holder reads
+   * them (stale_lease otherwise).
+   *
+   * @generated from rpc stint.v1.WorkerService.GetSteps
+   */
+  getSteps: {
+    methodKind: "unary";
+    input: typeof GetStepsRequestSchema;
+    output: typeof GetStepsResponseSchema;
+  },
+  /**
+   * RecordStep records the next step of the owner's running job with its
+   * step_recorded event, fenced on the lease: a stale lease, a seq that is
+   * not the next one (step_conflict when another attempt recorded it) or
+   * an output over 256 KiB (step_too_large) changes nothing. Repeated by
+   * the same lease (a retry after a lost reply) it returns the record as
+   * it was.
+   *
+   * @generated from rpc stint.v1.WorkerService.RecordStep
+   */
+  recordStep: {
+    methodKind: "unary";
+    input: typeof RecordStepRequestSchema;
+    output: typeof RecordStepResponseSchema;
+  },
+  /**
+   * Suspend gives the owner's lease back until a wake time, to sleep or to
+   * wait for a signal or a child job: the job is scheduled, the attempt ends
+   * without failing and without counting against max_attempts, and the
+   * worker reports nothing more. A signal of the awaited name (or the
+   * child's end) wakes the job early. Refused with wait_over, changing
+   * nothing, when what it would wait for is already there.
+   *
+   * @generated from rpc stint.v1.WorkerService.Suspend
+   */
+  suspend: {
+    methodKind: "unary";
+    input: typeof SuspendRequestSchema;
+    output: typeof SuspendResponseSchema;
+  },
+  /**
+   * GetSignal returns the signal of a name sent to the owner's running job,
+   * if any. Only the lease holder reads it.
+   *
+   * @generated from rpc stint.v1.WorkerService.GetSignal
+   */
+  getSignal: {
+    methodKind: "unary";
+    input: typeof GetSignalRequestSchema;
+    output: typeof GetSignalResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_stint_v1_worker, 0);
