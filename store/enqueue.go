@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -245,6 +246,8 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 		if err != nil {
 			return err
 		}
+		b.updates = slices.Grow(b.updates, 2*len(jobs))
+		b.events = slices.Grow(b.events, 2*len(jobs))
 		for _, j := range jobs {
 			// The request id goes on the claimed events only (one event per
 			// job may carry it): a retried claim finds its jobs by it.

@@ -162,9 +162,10 @@ func TestQueueLimitProcesses(t *testing.T) {
 			}
 			enqueueN(t, stores[0], "q", jobs)
 			// A guard against a hang, not a speed: 150 claimers contend for a
-			// queue limited to 4, and on 2 cores shared with the rest of
-			// go test ./... the 600 jobs took 90-125 s (before this session's
-			// changes as after), too close to the 2 minutes this once had.
+			// queue limited to 4. On 2 shared cores the 600 jobs took 55-125 s
+			// while every waiting claimer held a connection (the completions
+			// waited for one), about 10 s since claimers take turns in the
+			// process (limit_turn.go).
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 			defer cancel()
 			var wg sync.WaitGroup

@@ -28,9 +28,9 @@ import (
 // grows from empty is thus analyzed about log2(rows) times in all, and one
 // whose size holds steady under churn (the jobs of a busy queue) not at
 // all: the plans' shapes follow the sizes, and an ANALYZE of jobs (65
-// columns, a 30,000-row sample) costs tens of milliseconds of CPU; analyzed
-// on autovacuum's rule alone it took about a fifth of the PostgreSQL CPU
-// of `stint bench` (perf of the store's backends). The distributions
+// columns) is costly; analyzed on autovacuum's rule alone it took about a
+// fifth of the PostgreSQL CPU of `stint bench` (perf of the store's
+// backends), and the driver's ANALYZE samples 3,000 rows (qAnalyzeTarget). The distributions
 // within a steady table are left to autovacuum. The check runs beside
 // the low-water probe (in processes that claim), about once a second; a
 // table is analyzed again no sooner than analyzeCostFactor times its last
@@ -40,6 +40,13 @@ import (
 // check reads the statistics of every table of the schema: about a
 // millisecond of the server's CPU). Options.DisableAnalyze turns it off for
 // those who manage statistics themselves.
+// qAnalyzeTarget sets the statistics target of the driver's ANALYZE (its
+// transaction only): a sample of 300 times it rows, histograms and common
+// values of up to that many entries. The default (100) made one ANALYZE
+// of 60,000 jobs a large share of the store's PostgreSQL CPU in a run of
+// stint bench (perf of its backends); autovacuum keeps its own default.
+const qAnalyzeTarget = `SET LOCAL default_statistics_target = 10`
+
 const (
 	analyzeBase       = 50
 	analyzeScale      = 0.1
@@ -111,7 +118,16 @@ func (d *Driver) analyzeStale(ctx context.Context) ([]string, error) {
 			continue
 		}
 		start := time.Now()
-		if _, err := d.pool.Exec(ctx, `ANALYZE (SKIP_LOCKED) `+pgx.Identifier{d.opts.Schema, table}.Sanitize()); err != nil {
+		// A small sample: the plans need the sizes and the rough shape of
+		// the keys, not 30,000 rows of every one of 65 columns.
+		err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, qAnalyzeTarget); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `ANALYZE (SKIP_LOCKED) `+pgx.Identifier{d.opts.Schema, table}.Sanitize())
+			return err
+		})
+		if err != nil {
 			return done, err
 		}
 		d.an.next[table] = time.Now().Add(max(analyzeMinGap, analyzeCostFactor*time.Since(start)))
