@@ -171,3 +171,62 @@ func TestStepSignal(t *testing.T) {
 		}
 	})
 }
+
+// TestStepChild: a job starts a child job as a step and awaits it without a
+// lease; the child's end wakes it with the child's result, and a replay of
+// the parent finds the same child rather than starting another.
+func TestStepChild(t *testing.T) {
+	onBoth(t, func(t *testing.T, e *env) {
+		var started []string
+		var mu sync.Mutex
+		mux := muxOf("parent", stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
+			id, err := j.StartChild(ctx, "child", stint.Spec{Kind: "child", Payload: json.RawMessage(`{"n":20}`)})
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			started = append(started, id)
+			mu.Unlock()
+			o, err := j.AwaitChild(ctx, "await", id)
+			if err != nil {
+				return err
+			}
+			if o.State != stint.Succeeded {
+				return stint.Permanent(errors.New("the child did not succeed"))
+			}
+			return j.SetResult(json.RawMessage(o.Result))
+		}))
+		release := make(chan struct{}) // the child ends once the parent waits
+		mux.Handle("child", stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			var p struct{ N int }
+			if err := json.Unmarshal(j.Payload(), &p); err != nil {
+				return err
+			}
+			return j.SetResult(p.N + 1)
+		}))
+		e.start(mux, e.config())
+		id := e.enqueue(stint.Spec{Kind: "parent"}).ID
+		if s := e.waitState(id, stint.Scheduled); s.LeaseID != "" {
+			t.Fatalf("the awaiting parent holds lease %q", s.LeaseID)
+		}
+		close(release)
+		j := e.waitState(id, stint.Succeeded)
+		if string(j.Result) != "21" {
+			t.Fatalf("parent's result %s, want the child's 21", j.Result)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(started) < 2 || started[0] != started[len(started)-1] {
+			t.Fatalf("children seen by the parent's attempts: %v; want the same child on the replay after the wait", started)
+		}
+		child, err := e.client.Get(context.Background(), started[0])
+		if err != nil || child.ParentJobID != id || child.State != stint.Succeeded {
+			t.Fatalf("child %+v, %v; want a succeeded child of %s", child, err, id)
+		}
+	})
+}

@@ -330,10 +330,12 @@ func (e *engine) claimAgain(ctx context.Context, tx Tx, b *batch, p *JobClaimPar
 // run_id and step_index are refused for the same reason: a job belongs to
 // a run only as one of the run's jobs (its run_jobs row), which the run
 // engine settles; a plain job carrying a run's id would show in the run
-// without ever counting for it.
+// without ever counting for it. A child job of a durable step
+// (Job.StartChild) carries its parent's id and the step's index, and no
+// run: that step_index is allowed.
 func dependsOnOnlyInRuns(specs []lifecycle.Spec) error {
 	for i, spec := range specs {
-		if spec.RunID != "" || spec.StepIndex != 0 {
+		if spec.RunID != "" || (spec.StepIndex != 0 && spec.ParentJobID == "") {
 			return fmt.Errorf("job %d of the batch: %w", i, lifecycle.Validationf(
 				"run_id %q / step_index %d are set by runs only: enqueue the job without them, create it as part of a run (Client.CreateRun, or `stint runs create`), or add it to its own run from a running job of that run (Job.AddToRun)",
 				spec.RunID, spec.StepIndex))
