@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -301,12 +302,17 @@ func (d *Deliverer) send(ctx context.Context, dl store.OutboxDelivery) (time.Dur
 	}
 }
 
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+// retryAfter reads a Retry-After header: seconds, or an HTTP date. A
+// number of seconds too large for a Duration is the longest Duration (the
+// caller caps it), never a product that wrapped around.
 func retryAfter(h string, now time.Time) time.Duration {
 	if h == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s >= 0 {
+	if s, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil && s >= 0 {
+		if s > math.MaxInt64/int64(time.Second) {
+			return math.MaxInt64
+		}
 		return time.Duration(s) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
