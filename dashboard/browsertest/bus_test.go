@@ -21,12 +21,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stint-dev/stint/store"
+	"github.com/stint-dev/stint/store/postgres"
+	"github.com/stint-dev/stint/store/postgres/pgtest"
 	"github.com/stint-dev/stint/store/sqlite"
 )
 
 const machineNATS = "nats://127.0.0.1:4222"
 
-// TestBusPageInBrowser runs `stint dev --nats-url` on the machine's NATS
+// TestBusPageInBrowser runs `stint dev --nats-url` (SQLite) and `stint
+// server --nats-url` (PostgreSQL) on the machine's NATS
 // (streams and subjects of its own), publishes a JobRequest no bus worker
 // takes, and has bus.mjs read the bus page in Chromium: the bridge
 // connected, the request enqueued and dispatched, its events published,
@@ -42,13 +45,51 @@ func TestBusPageInBrowser(t *testing.T) {
 		c.Close()
 	}
 	prerequisites(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	bin, db := filepath.Join(dir, "stint"), filepath.Join(dir, "stint.db")
+	bin := filepath.Join(t.TempDir(), "stint")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/stint-dev/stint/cmd/stint").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	t.Run("sqlite-dev", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "stint.db")
+		driveBus(t, bin, func(ctx context.Context, nats []string) (string, string, store.Store) {
+			url, token := startStint(t, ctx, bin, append([]string{"--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0"}, nats...),
+				regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`), nil)
+			st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return url, token, st
+		}, os.Getenv("DASHBOARD_DOCS"))
+	})
+	t.Run("postgres-server", func(t *testing.T) {
+		dsn, schema := pgtest.URL(t), pgtest.NewSchema(t)
+		driveBus(t, bin, func(ctx context.Context, nats []string) (string, string, store.Store) {
+			global := []string{"--database-url", dsn, "--schema", schema}
+			mint := func() string {
+				out, err := exec.CommandContext(ctx, bin, append(global, "tokens", "create", "--role", "admin", "--name", "browser")...).Output()
+				if err != nil {
+					t.Fatalf("stint tokens create: %v", err)
+				}
+				return strings.TrimSpace(string(out))
+			}
+			url, token := startStint(t, ctx, bin, append(append(global, "server", "--listen", "127.0.0.1:0"), nats...),
+				regexp.MustCompile(`stint server listening on (\S+)`), mint)
+			st, err := postgres.OpenStore(ctx, dsn, postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return url + "/dashboard/", token, st
+		}, "")
+	})
+}
+
+// driveBus starts stint with start (given the bridge's flags: streams and
+// subjects of its own on the machine's NATS), publishes a JobRequest no bus
+// worker takes, and has bus.mjs drive the bus page, checking st and the
+// NATS server after each step. docs, when set, receives the screenshots.
+func driveBus(t *testing.T, bin string, start func(ctx context.Context, nats []string) (url, token string, st store.Store), docs string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	r := make([]byte, 4)
 	_, _ = rand.Read(r)
 	id := "brw" + hex.EncodeToString(r)
@@ -64,11 +105,10 @@ func TestBusPageInBrowser(t *testing.T) {
 			_ = js.DeleteStream(context.Background(), streams+s)
 		}
 	})
-	url, token := startStint(t, ctx, bin, []string{"--db", db, "dev", "--api", "127.0.0.1:0", "--shutdown-grace", "0",
-		"--nats-url", machineNATS, "--nats-name", id, "--nats-streams", streams, "--nats-requests", id + ".job.>",
+	url, token, st := start(ctx, []string{"--nats-url", machineNATS, "--nats-name", id, "--nats-streams", streams, "--nats-requests", id + ".job.>",
 		"--nats-topic-prefix", id + ".", "--nats-dispatch-prefix", id + ".dispatch.", "--nats-result-prefix", id + ".result.",
-		"--nats-event-prefix", id + ".event.", "--nats-reject-prefix", id + ".rejected."},
-		regexp.MustCompile(`Dashboard: (\S+)#token=(\S+)`), nil)
+		"--nats-event-prefix", id + ".event.", "--nats-reject-prefix", id + ".rejected."})
+	defer st.Close()
 	worker := id + "-worker"
 	if _, err := js.CreateOrUpdateConsumer(ctx, streams+"_DISPATCH", jetstream.ConsumerConfig{Durable: worker,
 		AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
@@ -79,11 +119,6 @@ func TestBusPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := sqlite.OpenStore(ctx, db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	checks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c check
 		if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
@@ -109,10 +144,10 @@ func TestBusPageInBrowser(t *testing.T) {
 		}
 	}))
 	defer checks.Close()
-	artifacts, _ := filepath.Abs(filepath.Join("testdata", "artifacts", "bus"))
+	artifacts, _ := filepath.Abs(filepath.Join("testdata", "artifacts", "bus", filepath.Base(t.Name())))
 	node := exec.CommandContext(ctx, "node", "bus.mjs")
 	node.Env = append(os.Environ(), "DASHBOARD_URL="+url, "TOKEN="+token, "WORKER="+worker, "CHECK_URL="+checks.URL,
-		"ARTIFACTS="+artifacts, "DOCS="+os.Getenv("DASHBOARD_DOCS"))
+		"ARTIFACTS="+artifacts, "DOCS="+docs)
 	var stderr strings.Builder
 	node.Stderr = &stderr
 	if out, err := node.Output(); err != nil {
