@@ -162,18 +162,11 @@ func (e *engine) deal(b *batch, ps []JobClaimParams, fresh []int, jobs []lifecyc
 			turn-- // the same claim's turn again
 			continue
 		}
-		prev := j
-		b.add(&prev, s)
-		if p.Start {
-			c.Op, c.RequestID = lifecycle.OpStart, ""
-			started, err := lifecycle.Apply(s.Job, c, at)
-			if err != nil {
-				return err
-			}
-			b.add(&s.Job, started)
-			s = started
+		job, err := addClaimed(b, j, s, c, at, p.Start)
+		if err != nil {
+			return err
 		}
-		out[i].Jobs = append(out[i].Jobs, s.Job)
+		out[i].Jobs = append(out[i].Jobs, job)
 	}
 	return nil
 }

@@ -257,18 +257,11 @@ func (e *engine) JobClaim(ctx context.Context, p *JobClaimParams) ([]Job, error)
 			if err != nil {
 				continue // not claimable after all (for example no attempts left): leave it
 			}
-			prev := j
-			b.add(&prev, s)
-			if p.Start {
-				c.Op, c.RequestID = lifecycle.OpStart, ""
-				started, err := lifecycle.Apply(s.Job, c, at)
-				if err != nil {
-					return err
-				}
-				b.add(&s.Job, started)
-				s = started
+			job, err := addClaimed(b, j, s, c, at, p.Start)
+			if err != nil {
+				return err
 			}
-			out = append(out, s.Job)
+			out = append(out, job)
 		}
 		return nil
 	})
@@ -383,4 +376,22 @@ func checkRequestIDs(p *JobEnqueueParams) error {
 		seen[id] = i
 	}
 	return nil
+}
+
+// addClaimed records in b the claim s of job j (command c, at at) and, when
+// start is set, the start that follows it in the same batch; it returns the
+// job as the claimer gets it.
+func addClaimed(b *batch, j lifecycle.Job, s lifecycle.Step, c lifecycle.Command, at time.Time, start bool) (lifecycle.Job, error) {
+	prev := j
+	b.add(&prev, s)
+	if !start {
+		return s.Job, nil
+	}
+	c.Op, c.RequestID = lifecycle.OpStart, ""
+	started, err := lifecycle.Apply(s.Job, c, at)
+	if err != nil {
+		return s.Job, err
+	}
+	b.add(&s.Job, started)
+	return started.Job, nil
 }
