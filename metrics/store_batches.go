@@ -9,13 +9,7 @@ import (
 // JobClaimMany counts what a multi-owner claim (a server's dispatcher
 // serving several long polls at once) leased, as JobClaim counts a claim.
 func (s *instrumented) JobClaimMany(ctx context.Context, ps []store.JobClaimParams) ([]store.ClaimResult, error) {
-	var res []store.ClaimResult
-	var err error
-	if cm, ok := store.As[store.ClaimManyStore](s.Store); ok {
-		res, err = cm.JobClaimMany(ctx, ps)
-	} else {
-		res, err = store.ClaimEach(ctx, s.Store, ps)
-	}
+	res, err := store.ClaimMany(ctx, s.Store, ps)
 	if err != nil {
 		s.m.refused("claim", err)
 		return res, err
@@ -37,13 +31,7 @@ func (s *instrumented) JobClaimMany(ctx context.Context, ps []store.JobClaimPara
 // JobHeartbeatMany counts the leases a batch renewed and its stale items,
 // as JobHeartbeat counts one.
 func (s *instrumented) JobHeartbeatMany(ctx context.Context, ps []store.JobHeartbeatParams) ([]store.Result, error) {
-	var res []store.Result
-	var err error
-	if hm, ok := store.As[store.HeartbeatManyStore](s.Store); ok {
-		res, err = hm.JobHeartbeatMany(ctx, ps)
-	} else {
-		res, err = store.HeartbeatEach(ctx, s.Store, ps)
-	}
+	res, err := store.HeartbeatMany(ctx, s.Store, ps)
 	if err != nil {
 		s.m.refused("heartbeat", err)
 		return res, err

@@ -46,7 +46,7 @@ func (h *worker) HeartbeatMany(ctx context.Context, req *connect.Request[stintv1
 	if len(mine) == 0 {
 		return connect.NewResponse(out), nil
 	}
-	res, err := h.beatMany(ctx, mine)
+	res, err := store.HeartbeatMany(ctx, h.s, mine)
 	if err != nil {
 		return nil, toConnect(err)
 	}
@@ -60,14 +60,6 @@ func (h *worker) HeartbeatMany(ctx context.Context, req *connect.Request[stintv1
 			Job: pj, CancelRequested: r.Job.State == lifecycle.CancelRequested, LeaseExpiresAt: pj.LeaseExpiresAt}}
 	}
 	return connect.NewResponse(out), nil
-}
-
-// beatMany renews ps in one store call when the store can, else one by one.
-func (h *worker) beatMany(ctx context.Context, ps []store.JobHeartbeatParams) ([]store.Result, error) {
-	if many, ok := store.As[store.HeartbeatManyStore](h.s); ok {
-		return many.JobHeartbeatMany(ctx, ps)
-	}
-	return store.HeartbeatEach(ctx, h.s, ps)
 }
 
 func failedBeat(err error) *stintv1.HeartbeatResult {

@@ -286,3 +286,13 @@ func ClaimEach(ctx context.Context, s Store, ps []JobClaimParams) ([]ClaimResult
 	}
 	return out, nil
 }
+
+// ClaimMany is s's JobClaimMany where s (or a store it wraps) has one, and
+// ClaimEach otherwise: what a wrapper or a server calls to claim for
+// several claimers at once.
+func ClaimMany(ctx context.Context, s Store, ps []JobClaimParams) ([]ClaimResult, error) {
+	if cm, ok := As[ClaimManyStore](s); ok {
+		return cm.JobClaimMany(ctx, ps)
+	}
+	return ClaimEach(ctx, s, ps)
+}

@@ -101,3 +101,12 @@ func HeartbeatEach(ctx context.Context, s Store, ps []JobHeartbeatParams) ([]Res
 	}
 	return out, nil
 }
+
+// HeartbeatMany is s's JobHeartbeatMany where s (or a store it wraps) has
+// one, and HeartbeatEach otherwise.
+func HeartbeatMany(ctx context.Context, s Store, ps []JobHeartbeatParams) ([]Result, error) {
+	if hm, ok := As[HeartbeatManyStore](s); ok {
+		return hm.JobHeartbeatMany(ctx, ps)
+	}
+	return HeartbeatEach(ctx, s, ps)
+}

@@ -18,13 +18,7 @@ func (s *traced) JobClaimMany(ctx context.Context, ps []store.JobClaimParams) ([
 	}
 	ctx, span := s.tracer().Start(ctx, "stint.claim", trace.WithAttributes(
 		attribute.StringSlice("stint.queues", queues), attribute.Int("stint.claims", len(ps))))
-	var res []store.ClaimResult
-	var err error
-	if cm, ok := store.As[store.ClaimManyStore](s.Store); ok {
-		res, err = cm.JobClaimMany(ctx, ps)
-	} else {
-		res, err = store.ClaimEach(ctx, s.Store, ps)
-	}
+	res, err := store.ClaimMany(ctx, s.Store, ps)
 	n := 0
 	for _, r := range res {
 		n += len(r.Jobs)
