@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,7 +217,11 @@ func TestStepChild(t *testing.T) {
 			t.Fatalf("the awaiting parent holds lease %q", s.LeaseID)
 		}
 		close(release)
-		j := e.waitState(id, stint.Succeeded)
+		var j stint.JobRecord
+		eventually(t, "the parent to succeed", func() bool {
+			j = e.get(id)
+			return j.State == stint.Succeeded
+		}, func() string { return describeFamily(e, j, &mu, started) })
 		if string(j.Result) != "21" {
 			t.Fatalf("parent's result %s, want the child's 21", j.Result)
 		}
@@ -229,4 +235,28 @@ func TestStepChild(t *testing.T) {
 			t.Fatalf("child %+v, %v; want a succeeded child of %s", child, err, id)
 		}
 	})
+}
+
+// describeFamily says where a parent and the children it started stand, and
+// what the parent's log holds, for a test that gave up waiting on them.
+func describeFamily(e *env, parent stint.JobRecord, mu *sync.Mutex, started []string) string {
+	mu.Lock()
+	ids := append([]string(nil), started...)
+	mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "parent %s is %s (reason %q %q, attempt %d)", parent.ID, parent.State, parent.ReasonCode, parent.Reason, parent.Attempt)
+	for _, id := range ids {
+		c, err := e.client.Get(context.Background(), id)
+		fmt.Fprintf(&b, "; child %s is %s (attempt %d, lease %q, error %v)", id, c.State, c.Attempt, c.LeaseID, err)
+	}
+	for _, id := range append([]string{parent.ID}, ids...) {
+		evs, err := e.client.Events(context.Background(), id)
+		if err != nil {
+			fmt.Fprintf(&b, "; events of %s: %v", id, err)
+		}
+		for _, ev := range evs {
+			fmt.Fprintf(&b, "\n  %s %s %s->%s attempt %d by %s %s", id, ev.Type, ev.FromState, ev.ToState, ev.Attempt, ev.Actor, ev.ActorID)
+		}
+	}
+	return b.String()
 }

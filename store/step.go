@@ -90,6 +90,11 @@ type StepTx interface {
 	SignalGet(ctx context.Context, jobID, name string) (Signal, bool, error)
 	// SignalList returns the signals sent to a job by time.
 	SignalList(ctx context.Context, jobID string) ([]Signal, error)
+	// JobEnded reports whether a job exists and has ended, without locking
+	// its row: a lock held by a suspending parent would make a claimer skip
+	// the child it waits for (FOR UPDATE SKIP LOCKED), and nothing would
+	// wake that claimer when the lock went.
+	JobEnded(ctx context.Context, jobID string) (bool, error)
 }
 
 // StepStore is implemented by every Store [New] returns whose driver keeps

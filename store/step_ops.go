@@ -143,7 +143,7 @@ func (e *engine) JobSuspend(ctx context.Context, p *JobSuspendParams) (Job, erro
 	}
 	var out Job
 	err := e.stepTx(ctx, p.JobID, p.Now, func(tx Tx, st StepTx, b *batch, j lifecycle.Job, now time.Time) error {
-		if over, err := e.waitOver(ctx, tx, st, j.ID, p.Wait); err != nil || over {
+		if over, err := e.waitOver(ctx, st, j.ID, p.Wait); err != nil || over {
 			if over {
 				return &lifecycle.Error{Kind: ErrWaitOver, JobID: j.ID, Op: lifecycle.OpSuspend, State: j.State,
 					Msg: fmt.Sprintf("%s is already there: read it instead of waiting", p.Wait)}
@@ -165,14 +165,15 @@ func (e *engine) JobSuspend(ctx context.Context, p *JobSuspendParams) (Job, erro
 
 // waitOver reports whether what wait names has already happened: the signal
 // was sent, or the child job ended.
-func (e *engine) waitOver(ctx context.Context, tx Tx, st StepTx, jobID, wait string) (bool, error) {
+func (e *engine) waitOver(ctx context.Context, st StepTx, jobID, wait string) (bool, error) {
 	if name, ok := strings.CutPrefix(wait, "signal:"); ok {
 		_, found, err := st.SignalGet(ctx, jobID, name)
 		return found, err
 	}
 	if id, ok := strings.CutPrefix(wait, "child:"); ok {
-		jobs, err := tx.JobGet(ctx, []string{id})
-		return err == nil && len(jobs) == 1 && jobs[0].State.Terminal(), err
+		// Unlocked: the parent's row, locked by this transaction, orders
+		// it against the child's end, whose wakeParents locks it too.
+		return st.JobEnded(ctx, id)
 	}
 	return false, nil
 }

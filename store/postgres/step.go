@@ -24,6 +24,7 @@ const (
 	qSignalInsert = `INSERT INTO job_signals (` + signalColumns + `) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (job_id, name) DO NOTHING`
 	qSignalGet    = `SELECT ` + signalColumns + ` FROM job_signals WHERE job_id = $1 AND name = $2`
 	qSignalList   = `SELECT ` + signalColumns + ` FROM job_signals WHERE job_id = $1 ORDER BY sent_at, name`
+	qJobState     = `SELECT state FROM jobs WHERE id = $1`
 )
 
 // StepInsert queues the record with the transaction's other writes: it is
@@ -94,6 +95,14 @@ func (t *tx) SignalGet(ctx context.Context, jobID, name string) (store.Signal, b
 
 func (t *tx) SignalList(ctx context.Context, jobID string) ([]store.Signal, error) {
 	return rows(ctx, t, qSignalList, []any{jobID}, scanSignal)
+}
+
+func (t *tx) JobEnded(ctx context.Context, jobID string) (bool, error) {
+	states, err := rows(ctx, t, qJobState, []any{jobID}, pgx.RowTo[string])
+	if err != nil {
+		return false, fmt.Errorf("postgres: read the state of job %s: %w", jobID, err)
+	}
+	return len(states) == 1 && lifecycle.State(states[0]).Terminal(), nil
 }
 
 func scanSignal(row pgx.CollectableRow) (store.Signal, error) {

@@ -21,6 +21,7 @@ const (
 	qSignalInsert = `INSERT INTO job_signals (` + signalColumns + `) VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, name) DO NOTHING`
 	qSignalGet    = `SELECT ` + signalColumns + ` FROM job_signals WHERE job_id = ? AND name = ?`
 	qSignalList   = `SELECT ` + signalColumns + ` FROM job_signals WHERE job_id = ? ORDER BY sent_at, name`
+	qJobState     = `SELECT state FROM jobs WHERE id = ?`
 )
 
 func (t *txn) StepInsert(ctx context.Context, r store.StepRecord) error {
@@ -100,6 +101,14 @@ func (t *txn) SignalGet(ctx context.Context, jobID, name string) (store.Signal, 
 
 func (t *txn) SignalList(ctx context.Context, jobID string) ([]store.Signal, error) {
 	return rowsOf(scanSignal)(t.query(ctx, qSignalList, jobID))
+}
+
+func (t *txn) JobEnded(ctx context.Context, jobID string) (bool, error) {
+	states, err := rowsOf(func(r *sql.Rows) (s string, err error) { return s, r.Scan(&s) })(t.query(ctx, qJobState, jobID))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: read the state of job %s: %w", jobID, err)
+	}
+	return len(states) == 1 && lifecycle.State(states[0]).Terminal(), nil
 }
 
 func scanSignal(rows *sql.Rows) (store.Signal, error) {
