@@ -55,6 +55,7 @@ func (e *engine) JobStepChild(ctx context.Context, p *JobStepChildParams) (Child
 	var out ChildStep
 	repeat := false
 	err := e.stepTx(ctx, p.JobID, p.Now, func(tx Tx, st StepTx, b *batch, j lifecycle.Job, now time.Time) error {
+		repeat = false // a retried transaction starts over
 		last, ok, err := st.StepLast(ctx, j.ID)
 		if err != nil {
 			return err
