@@ -2333,6 +2333,247 @@ func (x *GetSignalResponse) GetSignal() *Signal {
 	return nil
 }
 
+// StartChildRequest starts a child job as step seq of the owner's job.
+type StartChildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// seq is the step's place, from 1: one after the last recorded step.
+	Seq  int32  `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// job is the child's spec. Leave parent_job_id and step_index empty (the
+	// server sets them); correlation_id defaults to the parent's.
+	Job           *Spec `protobuf:"bytes,4,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartChildRequest) Reset() {
+	*x = StartChildRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartChildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartChildRequest) ProtoMessage() {}
+
+func (x *StartChildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartChildRequest.ProtoReflect.Descriptor instead.
+func (*StartChildRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *StartChildRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *StartChildRequest) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *StartChildRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StartChildRequest) GetJob() *Spec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type StartChildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job is the parent after the step.
+	Job *Job `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// step is the child step; its output is {"job_id": "<the child's id>"}.
+	Step          *Step `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	Child         *Job  `protobuf:"bytes,3,opt,name=child,proto3" json:"child,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartChildResponse) Reset() {
+	*x = StartChildResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartChildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartChildResponse) ProtoMessage() {}
+
+func (x *StartChildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartChildResponse.ProtoReflect.Descriptor instead.
+func (*StartChildResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *StartChildResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *StartChildResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *StartChildResponse) GetChild() *Job {
+	if x != nil {
+		return x.Child
+	}
+	return nil
+}
+
+type GetChildRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	ChildId       string                 `protobuf:"bytes,2,opt,name=child_id,json=childId,proto3" json:"child_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetChildRequest) Reset() {
+	*x = GetChildRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetChildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetChildRequest) ProtoMessage() {}
+
+func (x *GetChildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetChildRequest.ProtoReflect.Descriptor instead.
+func (*GetChildRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetChildRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *GetChildRequest) GetChildId() string {
+	if x != nil {
+		return x.ChildId
+	}
+	return ""
+}
+
+type GetChildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Child *Job                   `protobuf:"bytes,1,opt,name=child,proto3" json:"child,omitempty"`
+	// result is the child's result as JSON text, byte for byte as recorded
+	// (child.result, a google.protobuf.Value, turns large integers into
+	// doubles); empty when it has none.
+	Result        string `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetChildResponse) Reset() {
+	*x = GetChildResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetChildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetChildResponse) ProtoMessage() {}
+
+func (x *GetChildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetChildResponse.ProtoReflect.Descriptor instead.
+func (*GetChildResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetChildResponse) GetChild() *Job {
+	if x != nil {
+		return x.Child
+	}
+	return nil
+}
+
+func (x *GetChildResponse) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
@@ -2500,7 +2741,23 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"S\n" +
 	"\x11GetSignalResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12(\n" +
-	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal2\xd0\t\n" +
+	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal\"\x82\x01\n" +
+	"\x11StartChildRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x05R\x03seq\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
+	"\x03job\x18\x04 \x01(\v2\x0e.stint.v1.SpecR\x03job\"~\n" +
+	"\x12StartChildResponse\x12\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\"\n" +
+	"\x04step\x18\x02 \x01(\v2\x0e.stint.v1.StepR\x04step\x12#\n" +
+	"\x05child\x18\x03 \x01(\v2\r.stint.v1.JobR\x05child\"S\n" +
+	"\x0fGetChildRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x19\n" +
+	"\bchild_id\x18\x02 \x01(\tR\achildId\"O\n" +
+	"\x10GetChildResponse\x12#\n" +
+	"\x05child\x18\x01 \x01(\v2\r.stint.v1.JobR\x05child\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result2\xdc\n" +
+	"\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -2523,7 +2780,10 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"RecordStep\x12\x1b.stint.v1.RecordStepRequest\x1a\x1c.stint.v1.RecordStepResponse\x12>\n" +
 	"\aSuspend\x12\x18.stint.v1.SuspendRequest\x1a\x19.stint.v1.SuspendResponse\x12D\n" +
-	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponse\x12G\n" +
+	"\n" +
+	"StartChild\x12\x1b.stint.v1.StartChildRequest\x1a\x1c.stint.v1.StartChildResponse\x12A\n" +
+	"\bGetChild\x12\x19.stint.v1.GetChildRequest\x1a\x1a.stint.v1.GetChildResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -2537,7 +2797,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                 // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
@@ -2579,110 +2839,126 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*SuspendResponse)(nil),       // 37: stint.v1.SuspendResponse
 	(*GetSignalRequest)(nil),      // 38: stint.v1.GetSignalRequest
 	(*GetSignalResponse)(nil),     // 39: stint.v1.GetSignalResponse
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(*Job)(nil),                   // 41: stint.v1.Job
-	(*structpb.Value)(nil),        // 42: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 44: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),            // 45: stint.v1.RunJobSpec
-	(*RunView)(nil),               // 46: stint.v1.RunView
-	(*Step)(nil),                  // 47: stint.v1.Step
-	(*Signal)(nil),                // 48: stint.v1.Signal
+	(*StartChildRequest)(nil),     // 40: stint.v1.StartChildRequest
+	(*StartChildResponse)(nil),    // 41: stint.v1.StartChildResponse
+	(*GetChildRequest)(nil),       // 42: stint.v1.GetChildRequest
+	(*GetChildResponse)(nil),      // 43: stint.v1.GetChildResponse
+	(*durationpb.Duration)(nil),   // 44: google.protobuf.Duration
+	(*Job)(nil),                   // 45: stint.v1.Job
+	(*structpb.Value)(nil),        // 46: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
+	(ErrorClass)(0),               // 48: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),            // 49: stint.v1.RunJobSpec
+	(*RunView)(nil),               // 50: stint.v1.RunView
+	(*Step)(nil),                  // 51: stint.v1.Step
+	(*Signal)(nil),                // 52: stint.v1.Signal
+	(*Spec)(nil),                  // 53: stint.v1.Spec
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	40, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	40, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	41, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	44, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	44, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	45, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	41, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	45, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	40, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	42, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	41, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	43, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	44, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	46, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	45, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	47, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	42, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	42, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	41, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	46, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	46, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	45, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	42, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	41, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	46, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	45, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	41, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	45, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	44, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	40, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	48, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	44, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	40, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	40, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	41, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	44, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	44, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	45, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	41, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	45, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	41, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	45, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	41, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	45, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	41, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	45, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	45, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	46, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	49, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	50, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
 	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
 	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
 	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
 	0,  // 41: stint.v1.GetStepsRequest.owner:type_name -> stint.v1.Owner
-	47, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
+	51, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
 	0,  // 43: stint.v1.RecordStepRequest.owner:type_name -> stint.v1.Owner
-	41, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
-	47, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
+	45, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
+	51, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
 	0,  // 46: stint.v1.SuspendRequest.owner:type_name -> stint.v1.Owner
-	43, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
-	40, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
-	41, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
+	47, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
+	44, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
+	45, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
 	0,  // 50: stint.v1.GetSignalRequest.owner:type_name -> stint.v1.Owner
-	48, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
-	1,  // 52: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 53: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 54: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 55: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 56: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 57: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 58: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 59: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 60: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 61: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 62: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 63: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 64: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	29, // 65: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
-	32, // 66: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
-	34, // 67: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
-	36, // 68: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
-	38, // 69: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
-	2,  // 70: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 71: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 72: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 73: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 74: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 75: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 76: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 77: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 78: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 79: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 80: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 81: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 82: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	31, // 83: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
-	33, // 84: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
-	35, // 85: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
-	37, // 86: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
-	39, // 87: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
-	70, // [70:88] is the sub-list for method output_type
-	52, // [52:70] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	52, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
+	0,  // 52: stint.v1.StartChildRequest.owner:type_name -> stint.v1.Owner
+	53, // 53: stint.v1.StartChildRequest.job:type_name -> stint.v1.Spec
+	45, // 54: stint.v1.StartChildResponse.job:type_name -> stint.v1.Job
+	51, // 55: stint.v1.StartChildResponse.step:type_name -> stint.v1.Step
+	45, // 56: stint.v1.StartChildResponse.child:type_name -> stint.v1.Job
+	0,  // 57: stint.v1.GetChildRequest.owner:type_name -> stint.v1.Owner
+	45, // 58: stint.v1.GetChildResponse.child:type_name -> stint.v1.Job
+	1,  // 59: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 60: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 61: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 62: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 63: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 64: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 65: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 66: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 67: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 68: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 69: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 70: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 71: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 72: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	32, // 73: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
+	34, // 74: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
+	36, // 75: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
+	38, // 76: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
+	40, // 77: stint.v1.WorkerService.StartChild:input_type -> stint.v1.StartChildRequest
+	42, // 78: stint.v1.WorkerService.GetChild:input_type -> stint.v1.GetChildRequest
+	2,  // 79: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 80: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 81: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 82: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 83: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 84: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 85: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 86: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 87: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 88: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 89: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 90: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 91: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 92: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	33, // 93: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
+	35, // 94: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
+	37, // 95: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
+	39, // 96: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
+	41, // 97: stint.v1.WorkerService.StartChild:output_type -> stint.v1.StartChildResponse
+	43, // 98: stint.v1.WorkerService.GetChild:output_type -> stint.v1.GetChildResponse
+	79, // [79:99] is the sub-list for method output_type
+	59, // [59:79] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -2699,7 +2975,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

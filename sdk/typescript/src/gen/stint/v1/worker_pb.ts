@@ -10,7 +10,7 @@ import type { RunJobSpec, RunJobSpecJson, RunView, RunViewJson } from "./runs_pb
 import { file_stint_v1_runs } from "./runs_pb.js";
 import type { Signal, SignalJson, Step, StepJson } from "./steps_pb.js";
 import { file_stint_v1_steps } from "./steps_pb.js";
-import type { ErrorClass, ErrorClassJson, Job, JobJson } from "./types_pb.js";
+import type { ErrorClass, ErrorClassJson, Job, JobJson, Spec, SpecJson } from "./types_pb.js";
 import { file_stint_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/worker.proto.
  */
 export const file_stint_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0IjEKD0dldFN0ZXBzUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyIjEKEEdldFN0ZXBzUmVzcG9uc2USHQoFc3RlcHMYASADKAsyDi5zdGludC52MS5TdGVwIrwBChFSZWNvcmRTdGVwUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBm91dHB1dBgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSEwoLZHVyYXRpb25fbXMYCSABKAMiTgoSUmVjb3JkU3RlcFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcCK6AQoOU3VzcGVuZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFYWZ0ZXIYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDgoGc2lnbmFsGAQgASgJEg0KBWNoaWxkGAUgASgJEhQKDGV4ZWN1dGlvbl9tcxgGIAEoAyItCg9TdXNwZW5kUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIkAKEEdldFNpZ25hbFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIMCgRuYW1lGAIgASgJIkQKEUdldFNpZ25hbFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEiAKBnNpZ25hbBgCIAEoCzIQLnN0aW50LnYxLlNpZ25hbDLQCQoNV29ya2VyU2VydmljZRI4CgVDbGFpbRIWLnN0aW50LnYxLkNsYWltUmVxdWVzdBoXLnN0aW50LnYxLkNsYWltUmVzcG9uc2USOAoFU3RhcnQSFi5zdGludC52MS5TdGFydFJlcXVlc3QaFy5zdGludC52MS5TdGFydFJlc3BvbnNlEkQKCUhlYXJ0YmVhdBIaLnN0aW50LnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5zdGludC52MS5IZWFydGJlYXRSZXNwb25zZRJHCgpDaGVja3BvaW50Ehsuc3RpbnQudjEuQ2hlY2twb2ludFJlcXVlc3QaHC5zdGludC52MS5DaGVja3BvaW50UmVzcG9uc2USQQoIQ29tcGxldGUSGS5zdGludC52MS5Db21wbGV0ZVJlcXVlc3QaGi5zdGludC52MS5Db21wbGV0ZVJlc3BvbnNlEk0KDENvbXBsZXRlTWFueRIdLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlcXVlc3QaHi5zdGludC52MS5Db21wbGV0ZU1hbnlSZXNwb25zZRI1CgRGYWlsEhUuc3RpbnQudjEuRmFpbFJlcXVlc3QaFi5zdGludC52MS5GYWlsUmVzcG9uc2USNQoESGFsdBIVLnN0aW50LnYxLkhhbHRSZXF1ZXN0GhYuc3RpbnQudjEuSGFsdFJlc3BvbnNlEkQKCUFja0NhbmNlbBIaLnN0aW50LnYxLkFja0NhbmNlbFJlcXVlc3QaGy5zdGludC52MS5BY2tDYW5jZWxSZXNwb25zZRI+CgdSZWxlYXNlEhguc3RpbnQudjEuUmVsZWFzZVJlcXVlc3QaGS5zdGludC52MS5SZWxlYXNlUmVzcG9uc2USRwoKRGVhZExldHRlchIbLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXF1ZXN0Ghwuc3RpbnQudjEuRGVhZExldHRlclJlc3BvbnNlEkAKB05vdGljZXMSGC5zdGludC52MS5Ob3RpY2VzUmVxdWVzdBoZLnN0aW50LnYxLk5vdGljZXNSZXNwb25zZTABEkcKCkFkZFJ1bkpvYnMSGy5zdGludC52MS5BZGRSdW5Kb2JzUmVxdWVzdBocLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXNwb25zZRJQCg1IZWFydGJlYXRNYW55Eh4uc3RpbnQudjEuSGVhcnRiZWF0TWFueVJlcXVlc3QaHy5zdGludC52MS5IZWFydGJlYXRNYW55UmVzcG9uc2USQQoIR2V0U3RlcHMSGS5zdGludC52MS5HZXRTdGVwc1JlcXVlc3QaGi5zdGludC52MS5HZXRTdGVwc1Jlc3BvbnNlEkcKClJlY29yZFN0ZXASGy5zdGludC52MS5SZWNvcmRTdGVwUmVxdWVzdBocLnN0aW50LnYxLlJlY29yZFN0ZXBSZXNwb25zZRI+CgdTdXNwZW5kEhguc3RpbnQudjEuU3VzcGVuZFJlcXVlc3QaGS5zdGludC52MS5TdXNwZW5kUmVzcG9uc2USRAoJR2V0U2lnbmFsEhouc3RpbnQudjEuR2V0U2lnbmFsUmVxdWVzdBobLnN0aW50LnYxLkdldFNpZ25hbFJlc3BvbnNlQjNaMWdpdGh1Yi5jb20vc3RpbnQtZGV2L3N0aW50L3Byb3RvL3N0aW50L3YxO3N0aW50djFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_steps, file_stint_v1_types]);
+  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0IjEKD0dldFN0ZXBzUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyIjEKEEdldFN0ZXBzUmVzcG9uc2USHQoFc3RlcHMYASADKAsyDi5zdGludC52MS5TdGVwIrwBChFSZWNvcmRTdGVwUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBm91dHB1dBgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSEwoLZHVyYXRpb25fbXMYCSABKAMiTgoSUmVjb3JkU3RlcFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcCK6AQoOU3VzcGVuZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFYWZ0ZXIYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDgoGc2lnbmFsGAQgASgJEg0KBWNoaWxkGAUgASgJEhQKDGV4ZWN1dGlvbl9tcxgGIAEoAyItCg9TdXNwZW5kUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIkAKEEdldFNpZ25hbFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIMCgRuYW1lGAIgASgJIkQKEUdldFNpZ25hbFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEiAKBnNpZ25hbBgCIAEoCzIQLnN0aW50LnYxLlNpZ25hbCJrChFTdGFydENoaWxkUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEhsKA2pvYhgEIAEoCzIOLnN0aW50LnYxLlNwZWMibAoSU3RhcnRDaGlsZFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcBIcCgVjaGlsZBgDIAEoCzINLnN0aW50LnYxLkpvYiJDCg9HZXRDaGlsZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIQCghjaGlsZF9pZBgCIAEoCSJAChBHZXRDaGlsZFJlc3BvbnNlEhwKBWNoaWxkGAEgASgLMg0uc3RpbnQudjEuSm9iEg4KBnJlc3VsdBgCIAEoCTLcCgoNV29ya2VyU2VydmljZRI4CgVDbGFpbRIWLnN0aW50LnYxLkNsYWltUmVxdWVzdBoXLnN0aW50LnYxLkNsYWltUmVzcG9uc2USOAoFU3RhcnQSFi5zdGludC52MS5TdGFydFJlcXVlc3QaFy5zdGludC52MS5TdGFydFJlc3BvbnNlEkQKCUhlYXJ0YmVhdBIaLnN0aW50LnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5zdGludC52MS5IZWFydGJlYXRSZXNwb25zZRJHCgpDaGVja3BvaW50Ehsuc3RpbnQudjEuQ2hlY2twb2ludFJlcXVlc3QaHC5zdGludC52MS5DaGVja3BvaW50UmVzcG9uc2USQQoIQ29tcGxldGUSGS5zdGludC52MS5Db21wbGV0ZVJlcXVlc3QaGi5zdGludC52MS5Db21wbGV0ZVJlc3BvbnNlEk0KDENvbXBsZXRlTWFueRIdLnN0aW50LnYxLkNvbXBsZXRlTWFueVJlcXVlc3QaHi5zdGludC52MS5Db21wbGV0ZU1hbnlSZXNwb25zZRI1CgRGYWlsEhUuc3RpbnQudjEuRmFpbFJlcXVlc3QaFi5zdGludC52MS5GYWlsUmVzcG9uc2USNQoESGFsdBIVLnN0aW50LnYxLkhhbHRSZXF1ZXN0GhYuc3RpbnQudjEuSGFsdFJlc3BvbnNlEkQKCUFja0NhbmNlbBIaLnN0aW50LnYxLkFja0NhbmNlbFJlcXVlc3QaGy5zdGludC52MS5BY2tDYW5jZWxSZXNwb25zZRI+CgdSZWxlYXNlEhguc3RpbnQudjEuUmVsZWFzZVJlcXVlc3QaGS5zdGludC52MS5SZWxlYXNlUmVzcG9uc2USRwoKRGVhZExldHRlchIbLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXF1ZXN0Ghwuc3RpbnQudjEuRGVhZExldHRlclJlc3BvbnNlEkAKB05vdGljZXMSGC5zdGludC52MS5Ob3RpY2VzUmVxdWVzdBoZLnN0aW50LnYxLk5vdGljZXNSZXNwb25zZTABEkcKCkFkZFJ1bkpvYnMSGy5zdGludC52MS5BZGRSdW5Kb2JzUmVxdWVzdBocLnN0aW50LnYxLkFkZFJ1bkpvYnNSZXNwb25zZRJQCg1IZWFydGJlYXRNYW55Eh4uc3RpbnQudjEuSGVhcnRiZWF0TWFueVJlcXVlc3QaHy5zdGludC52MS5IZWFydGJlYXRNYW55UmVzcG9uc2USQQoIR2V0U3RlcHMSGS5zdGludC52MS5HZXRTdGVwc1JlcXVlc3QaGi5zdGludC52MS5HZXRTdGVwc1Jlc3BvbnNlEkcKClJlY29yZFN0ZXASGy5zdGludC52MS5SZWNvcmRTdGVwUmVxdWVzdBocLnN0aW50LnYxLlJlY29yZFN0ZXBSZXNwb25zZRI+CgdTdXNwZW5kEhguc3RpbnQudjEuU3VzcGVuZFJlcXVlc3QaGS5zdGludC52MS5TdXNwZW5kUmVzcG9uc2USRAoJR2V0U2lnbmFsEhouc3RpbnQudjEuR2V0U2lnbmFsUmVxdWVzdBobLnN0aW50LnYxLkdldFNpZ25hbFJlc3BvbnNlEkcKClN0YXJ0Q2hpbGQSGy5zdGludC52MS5TdGFydENoaWxkUmVxdWVzdBocLnN0aW50LnYxLlN0YXJ0Q2hpbGRSZXNwb25zZRJBCghHZXRDaGlsZBIZLnN0aW50LnYxLkdldENoaWxkUmVxdWVzdBoaLnN0aW50LnYxLkdldENoaWxkUmVzcG9uc2VCM1oxZ2l0aHViLmNvbS9zdGludC1kZXYvc3RpbnQvcHJvdG8vc3RpbnQvdjE7c3RpbnR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_steps, file_stint_v1_types]);
 
 /**
  * Owner identifies an owner call: the job, its fencing token, a request id.
@@ -1889,6 +1889,214 @@ export const GetSignalResponseSchema: GenMessage<GetSignalResponse, {jsonType: G
   messageDesc(file_stint_v1_worker, 39);
 
 /**
+ * StartChildRequest starts a child job as step seq of the owner's job.
+ *
+ * @generated from message stint.v1.StartChildRequest
+ */
+export type StartChildRequest = Message<"stint.v1.StartChildRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * job is the child's spec. Leave parent_job_id and step_index empty (the
+   * server sets them); correlation_id defaults to the parent's.
+   *
+   * @generated from field: stint.v1.Spec job = 4;
+   */
+  job?: Spec | undefined;
+};
+
+/**
+ * StartChildRequest starts a child job as step seq of the owner's job.
+ *
+ * @generated from message stint.v1.StartChildRequest
+ */
+export type StartChildRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq?: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * job is the child's spec. Leave parent_job_id and step_index empty (the
+   * server sets them); correlation_id defaults to the parent's.
+   *
+   * @generated from field: stint.v1.Spec job = 4;
+   */
+  job?: SpecJson;
+};
+
+/**
+ * Describes the message stint.v1.StartChildRequest.
+ * Use `create(StartChildRequestSchema)` to create a new message.
+ */
+export const StartChildRequestSchema: GenMessage<StartChildRequest, {jsonType: StartChildRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 40);
+
+/**
+ * @generated from message stint.v1.StartChildResponse
+ */
+export type StartChildResponse = Message<"stint.v1.StartChildResponse"> & {
+  /**
+   * job is the parent after the step.
+   *
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: Job | undefined;
+
+  /**
+   * step is the child step; its output is {"job_id": "<the child's id>"}.
+   *
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: Step | undefined;
+
+  /**
+   * @generated from field: stint.v1.Job child = 3;
+   */
+  child?: Job | undefined;
+};
+
+/**
+ * @generated from message stint.v1.StartChildResponse
+ */
+export type StartChildResponseJson = {
+  /**
+   * job is the parent after the step.
+   *
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: JobJson;
+
+  /**
+   * step is the child step; its output is {"job_id": "<the child's id>"}.
+   *
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: StepJson;
+
+  /**
+   * @generated from field: stint.v1.Job child = 3;
+   */
+  child?: JobJson;
+};
+
+/**
+ * Describes the message stint.v1.StartChildResponse.
+ * Use `create(StartChildResponseSchema)` to create a new message.
+ */
+export const StartChildResponseSchema: GenMessage<StartChildResponse, {jsonType: StartChildResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 41);
+
+/**
+ * @generated from message stint.v1.GetChildRequest
+ */
+export type GetChildRequest = Message<"stint.v1.GetChildRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * @generated from field: string child_id = 2;
+   */
+  childId: string;
+};
+
+/**
+ * @generated from message stint.v1.GetChildRequest
+ */
+export type GetChildRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * @generated from field: string child_id = 2;
+   */
+  childId?: string;
+};
+
+/**
+ * Describes the message stint.v1.GetChildRequest.
+ * Use `create(GetChildRequestSchema)` to create a new message.
+ */
+export const GetChildRequestSchema: GenMessage<GetChildRequest, {jsonType: GetChildRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 42);
+
+/**
+ * @generated from message stint.v1.GetChildResponse
+ */
+export type GetChildResponse = Message<"stint.v1.GetChildResponse"> & {
+  /**
+   * @generated from field: stint.v1.Job child = 1;
+   */
+  child?: Job | undefined;
+
+  /**
+   * result is the child's result as JSON text, byte for byte as recorded
+   * (child.result, a google.protobuf.Value, turns large integers into
+   * doubles); empty when it has none.
+   *
+   * @generated from field: string result = 2;
+   */
+  result: string;
+};
+
+/**
+ * @generated from message stint.v1.GetChildResponse
+ */
+export type GetChildResponseJson = {
+  /**
+   * @generated from field: stint.v1.Job child = 1;
+   */
+  child?: JobJson;
+
+  /**
+   * result is the child's result as JSON text, byte for byte as recorded
+   * (child.result, a google.protobuf.Value, turns large integers into
+   * doubles); empty when it has none.
+   *
+   * @generated from field: string result = 2;
+   */
+  result?: string;
+};
+
+/**
+ * Describes the message stint.v1.GetChildResponse.
+ * Use `create(GetChildResponseSchema)` to create a new message.
+ */
+export const GetChildResponseSchema: GenMessage<GetChildResponse, {jsonType: GetChildResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 43);
+
+/**
  * WorkerService is for workers (role worker, or admin). Every owner call
  * carries the job id, the fencing token (lease_id) its claim returned and a
  * request_id: a call retried with the same request_id returns the first
@@ -2089,6 +2297,32 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof GetSignalRequestSchema;
     output: typeof GetSignalResponseSchema;
+  },
+  /**
+   * StartChild enqueues a child job of the owner's running job and records
+   * the step naming it, in one transaction fenced on the lease: the child's
+   * parent_job_id is the job, its step_index the step's seq, its tenant the
+   * job's. A stale lease changes nothing; repeated by the same lease (a
+   * retry after a lost reply) it returns the same child and record.
+   *
+   * @generated from rpc stint.v1.WorkerService.StartChild
+   */
+  startChild: {
+    methodKind: "unary";
+    input: typeof StartChildRequestSchema;
+    output: typeof StartChildResponseSchema;
+  },
+  /**
+   * GetChild returns a child job of the owner's running job (one whose
+   * parent_job_id it is), to see how it ended. Only the lease holder reads
+   * it (stale_lease otherwise); another job is not_found.
+   *
+   * @generated from rpc stint.v1.WorkerService.GetChild
+   */
+  getChild: {
+    methodKind: "unary";
+    input: typeof GetChildRequestSchema;
+    output: typeof GetChildResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_stint_v1_worker, 0);
