@@ -186,7 +186,7 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event, kind strin
 	}
 	info, ok := b.ev.get(ev.JobID)
 	if !ok || ev.ToState.Terminal() {
-		j, err := b.st.JobGet(ctx, ev.JobID)
+		j, err := b.eventJob(ctx, ev, info)
 		switch {
 		case errors.Is(err, lifecycle.ErrNotFound): // retention removed it: the event says enough
 			r.JobID, r.Topic = orText(ev.CorrelationID, ev.JobID), kind
@@ -207,6 +207,16 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event, kind strin
 	}
 	r.JobID, r.Topic = orText(info.jobID, ev.JobID), info.topic
 	return r, nil
+}
+
+// eventJob is the job an event needs read: the record the bridge kept when
+// it applied the result that ended the job, if the event is that change
+// (same revision), else the row.
+func (b *Bridge) eventJob(ctx context.Context, ev lifecycle.Event, info eventInfo) (lifecycle.Job, error) {
+	if j := info.last; j != nil && j.ID == ev.JobID && j.Rev == ev.Rev && j.State == ev.ToState {
+		return *j, nil
+	}
+	return b.st.JobGet(ctx, ev.JobID)
 }
 
 // terminalStatus is a terminal job's seed-bus status: as StatusOf, except
@@ -234,13 +244,18 @@ func eventError(ev lifecycle.Event) *lifecycle.JobError {
 }
 
 // eventCache keeps the topic and job_id of the jobs whose events are being
-// published, so that only a job's first and last events read the job.
+// published, so that only a job's first and last events read the job; and
+// the record of a job a bus worker's result ended, so that its last event
+// need not read it either.
 type eventCache struct {
 	mu   sync.Mutex
 	jobs map[string]eventInfo
 }
 
-type eventInfo struct{ jobID, topic string }
+type eventInfo struct {
+	jobID, topic string
+	last         *lifecycle.Job // the job as a result ended it, or nil
+}
 
 // maxCached bounds the cache; past it the cache starts again.
 const maxCached = 100_000
@@ -261,6 +276,16 @@ func (c *eventCache) put(id string, i eventInfo) {
 		clear(c.jobs)
 	}
 	c.jobs[id] = i
+}
+
+// final keeps j, ended by a result, for its last event.
+func (c *eventCache) final(j lifecycle.Job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.jobs) >= maxCached {
+		clear(c.jobs)
+	}
+	c.jobs[j.ID] = eventInfo{jobID: j.CorrelationID, topic: orText(j.Topic, j.Kind), last: &j}
 }
 
 func (c *eventCache) forget(id string) {
