@@ -3,7 +3,7 @@ package bus
 import (
 	"context"
 	"encoding/json"
-		"sync"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
