@@ -245,11 +245,14 @@ func eventError(ev lifecycle.Event) *lifecycle.JobError {
 
 // eventCache keeps the topic and job_id of the jobs whose events are being
 // published, so that only a job's first and last events read the job; and
-// the record of a job a bus worker's result ended, so that its last event
-// need not read it either.
+// a slim record of a job a bus worker's result ended (what its last event
+// needs, the result at most maxHeldBytes), so that this event need not read
+// it either. At most maxFinal such records are kept: while events wait
+// (the bus away), the others are read when their turn comes.
 type eventCache struct {
-	mu   sync.Mutex
-	jobs map[string]eventInfo
+	mu     sync.Mutex
+	jobs   map[string]eventInfo
+	finals int // entries with a record
 }
 
 type eventInfo struct {
@@ -259,6 +262,9 @@ type eventInfo struct {
 
 // maxCached bounds the cache; past it the cache starts again.
 const maxCached = 100_000
+
+// maxFinal bounds the records kept for last events.
+const maxFinal = 4096
 
 func newEventCache() *eventCache { return &eventCache{jobs: map[string]eventInfo{}} }
 
@@ -272,24 +278,41 @@ func (c *eventCache) get(id string) (eventInfo, bool) {
 func (c *eventCache) put(id string, i eventInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.jobs) >= maxCached {
-		clear(c.jobs)
-	}
-	c.jobs[id] = i
+	c.set(id, i)
 }
 
-// final keeps j, ended by a result, for its last event.
+// final keeps a slim record of j, ended by a result, for its last event.
 func (c *eventCache) final(j lifecycle.Job) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	i := eventInfo{jobID: j.CorrelationID, topic: orText(j.Topic, j.Kind)}
+	if c.finals < maxFinal && len(j.Result) <= maxHeldBytes {
+		i.last = &lifecycle.Job{ID: j.ID, CorrelationID: j.CorrelationID, Topic: j.Topic, Kind: j.Kind, State: j.State, Rev: j.Rev,
+			Result: j.Result, ResultPtr: j.ResultPtr, ExecutionMS: j.ExecutionMS, ReasonCode: j.ReasonCode, Reason: j.Reason}
+	}
+	c.set(j.ID, i)
+}
+
+// set stores i under id, keeping the count of records; c.mu is held.
+func (c *eventCache) set(id string, i eventInfo) {
 	if len(c.jobs) >= maxCached {
 		clear(c.jobs)
+		c.finals = 0
 	}
-	c.jobs[j.ID] = eventInfo{jobID: j.CorrelationID, topic: orText(j.Topic, j.Kind), last: &j}
+	if old, ok := c.jobs[id]; ok && old.last != nil {
+		c.finals--
+	}
+	if i.last != nil {
+		c.finals++
+	}
+	c.jobs[id] = i
 }
 
 func (c *eventCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.jobs[id]; ok && old.last != nil {
+		c.finals--
+	}
 	delete(c.jobs, id)
 }

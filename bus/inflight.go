@@ -32,12 +32,25 @@ func newInflight() *inflight {
 	return &inflight{jobs: map[string]outJob{}, freed: make(chan struct{}, 1)}
 }
 
+// maxHeldBytes bounds the payload a kept record may carry: a job with more
+// is read when its result comes (MaxDispatched records of up to 1 MiB each
+// would be gigabytes).
+const maxHeldBytes = 16 << 10
+
+// keepable is j as the record to keep, or a zero job when it is too large.
+func keepable(j lifecycle.Job) lifecycle.Job {
+	if len(j.Payload)+len(j.Checkpoint)+len(j.Result) > maxHeldBytes {
+		return lifecycle.Job{}
+	}
+	return j
+}
+
 // add records a dispatched job (or a renewed lease) until its lease
 // expiry, with the record the store returned for it.
 func (f *inflight) add(j lifecycle.Job, until time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.jobs[j.ID] = outJob{until: until, held: j}
+	f.jobs[j.ID] = outJob{until: until, held: keepable(j)}
 }
 
 // refresh replaces the record of a job still out (a RUNNING result moved
@@ -46,7 +59,7 @@ func (f *inflight) refresh(j lifecycle.Job) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if o, ok := f.jobs[j.ID]; ok {
-		o.held = j
+		o.held = keepable(j)
 		f.jobs[j.ID] = o
 	}
 }
