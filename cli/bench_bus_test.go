@@ -11,8 +11,9 @@ import (
 
 // TestBenchBus runs a small bus bench through the command line against the
 // machine's NATS, with a CPU profile. It checks the report, never a speed.
+// Not parallel: the CPU profiler is one per process, and TestBench's
+// profile runs beside the parallel tests.
 func TestBenchBus(t *testing.T) {
-	t.Parallel()
 	if c, err := net.DialTimeout("tcp", "127.0.0.1:4222", 2*time.Second); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("NATS is not on 127.0.0.1:4222 (CI starts it): %v", err)
