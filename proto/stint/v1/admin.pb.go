@@ -35,6 +35,9 @@ const (
 	Role_ROLE_CLIENT Role = 2
 	// ROLE_WORKER claims jobs and reports on them.
 	Role_ROLE_WORKER Role = 3
+	// ROLE_READER reads its tenant's jobs, events, steps, runs, queues and
+	// dead letters, and changes nothing.
+	Role_ROLE_READER Role = 4
 )
 
 // Enum value maps for Role.
@@ -44,12 +47,14 @@ var (
 		1: "ROLE_ADMIN",
 		2: "ROLE_CLIENT",
 		3: "ROLE_WORKER",
+		4: "ROLE_READER",
 	}
 	Role_value = map[string]int32{
 		"ROLE_UNSPECIFIED": 0,
 		"ROLE_ADMIN":       1,
 		"ROLE_CLIENT":      2,
 		"ROLE_WORKER":      3,
+		"ROLE_READER":      4,
 	}
 )
 
@@ -2845,13 +2850,14 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\"G\n" +
 	"\x15PauseScheduleResponse\x12.\n" +
-	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule*N\n" +
+	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x0f\n" +
 	"\vROLE_CLIENT\x10\x02\x12\x0f\n" +
-	"\vROLE_WORKER\x10\x03*x\n" +
+	"\vROLE_WORKER\x10\x03\x12\x0f\n" +
+	"\vROLE_READER\x10\x04*x\n" +
 	"\vOutboxState\x12\x1c\n" +
 	"\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n" +
