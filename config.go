@@ -63,8 +63,12 @@ type Config struct {
 	// cancels them (with cause ErrShutdown) and releases their jobs.
 	// Negative means no grace: cancel at once. Defaults to 10s.
 	ShutdownGrace time.Duration
-	// Backoff schedules the retries of failed attempts. Defaults to
-	// lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
+	// Backoff schedules the retries of failed attempts. Defaults to the
+	// default backoff of the job's kind, then of its queue, kept in the
+	// database (Client.LimitQueue, `stint queues limit --default-backoff-*`),
+	// then lifecycle.DefaultBackoff (500ms doubling to 60s, with jitter).
+	// Set here, or in KindDefaults and QueueDefaults, it is the pool's own
+	// and wins over the database's.
 	Backoff lifecycle.Backoff
 	// KindDefaults and QueueDefaults set the lease TTL, timeout, backoff and
 	// retry rules of the jobs of a kind, or of a queue: a job's own spec
@@ -135,7 +139,9 @@ func (c Config) WithDefaults() Config {
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
-	c.Backoff = c.Backoff.OrDefault()
+	if c.Backoff != (lifecycle.Backoff{}) {
+		c.Backoff = c.Backoff.OrDefault()
+	} // unset, each fail leaves the schedule to the store: see Config.Backoff
 	if c.StoreBackoff == (lifecycle.Backoff{}) {
 		c.StoreBackoff = DefaultStoreBackoff
 	}

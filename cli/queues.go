@@ -107,18 +107,20 @@ func (a *app) queuesPauseCmd(pause bool) *cobra.Command {
 
 func (a *app) queuesLimitCmd() *cobra.Command {
 	var maxRunning, rate, keyLimit, defAttempts, defPriority int
-	var per, defTimeout time.Duration
+	var per, defTimeout, defBackoffBase, defBackoffMax time.Duration
+	var defBackoffFactor float64
 	var fair, kind bool
 	var weights map[string]int
 	cmd := &cobra.Command{
-		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION] [--default-max-attempts N] [--default-timeout D] [--default-priority P]",
+		Use:   "limit QUEUE [--max-running N] [--rate N --per DURATION] [--default-max-attempts N] [--default-timeout D] [--default-priority P] [--default-backoff-base D --default-backoff-max D --default-backoff-factor F]",
 		Short: "Limit a queue across every node (jobs running at once, starts per interval) and set its jobs' defaults",
 		Example: `  stint queues limit email --max-running 10
   stint queues limit api --rate 100 --per 1m
   stint queues limit email --max-running 0    # no limit
   stint queues limit --kind send-sms --rate 10 --per 1s   # a kind, in every queue
   stint queues limit email --default-max-attempts 5 --default-timeout 30s   # for jobs that do not say
-  stint queues limit --kind report.build --default-priority batch`,
+  stint queues limit --kind report.build --default-priority batch
+  stint queues limit email --default-backoff-base 10s --default-backoff-max 10m   # retries of failed attempts`,
 		Args: oneName("queue"),
 		RunE: run(func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -150,7 +152,17 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 			if f.Changed("default-priority") {
 				l.DefaultPriority = &defPriority
 			}
-			defaults := l.DefaultMaxAttempts != nil || l.DefaultTimeout != nil || l.DefaultPriority != nil
+			if f.Changed("default-backoff-base") {
+				l.DefaultBackoffBase = &defBackoffBase
+			}
+			if f.Changed("default-backoff-max") {
+				l.DefaultBackoffMax = &defBackoffMax
+			}
+			if f.Changed("default-backoff-factor") {
+				l.DefaultBackoffFactor = &defBackoffFactor
+			}
+			defaults := l.DefaultMaxAttempts != nil || l.DefaultTimeout != nil || l.DefaultPriority != nil ||
+				l.DefaultBackoffBase != nil || l.DefaultBackoffMax != nil || l.DefaultBackoffFactor != nil
 			if l.MaxRunning == nil && l.RateLimit == nil && l.RateInterval == nil && l.FairTenants == nil && l.Weights == nil && l.KeyLimit == nil && !defaults {
 				return usageErrorf("give --max-running, --rate with --per, --key-limit, --fair, --weight or a --default-*")
 			}
@@ -175,12 +187,12 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 				}
 				d := q.Defaults
 				if kind {
-					_, err = fmt.Fprintf(cmd.OutOrStdout(), "kind %s: rate %d per %s (0: no limit), in every queue; defaults: max attempts %d, timeout %s, priority %d (0: none)\n",
-						args[0], q.RateLimit, q.RateInterval, d.MaxAttempts, d.Timeout, d.Priority)
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "kind %s: rate %d per %s (0: no limit), in every queue; defaults: max attempts %d, timeout %s, priority %d, backoff base %s, factor %g, max %s (0: none)\n",
+						args[0], q.RateLimit, q.RateInterval, d.MaxAttempts, d.Timeout, d.Priority, d.BackoffBase, d.BackoffFactor, d.BackoffMax)
 					return err
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t; defaults: max attempts %d, timeout %s, priority %d (0: none)\n",
-					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants, d.MaxAttempts, d.Timeout, d.Priority)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "queue %s: max running %d, rate %d per %s, per key %d (0: no limit), fair between tenants: %t; defaults: max attempts %d, timeout %s, priority %d, backoff base %s, factor %g, max %s (0: none)\n",
+					q.Name, q.MaxRunning, q.RateLimit, q.RateInterval, q.KeyLimit, q.FairTenants, d.MaxAttempts, d.Timeout, d.Priority, d.BackoffBase, d.BackoffFactor, d.BackoffMax)
 				return err
 			})
 		}),
@@ -196,5 +208,8 @@ func (a *app) queuesLimitCmd() *cobra.Command {
 	f.Var(intFlag{p: &defAttempts, min: 0, max: lifecycle.MaxMaxAttempts}, "default-max-attempts", "max attempts of the jobs enqueued without their own, by every path (0: none)")
 	f.Var(durationFlag{&defTimeout}, "default-timeout", "per-attempt timeout of the jobs enqueued without their own (0: none)")
 	f.Var(priorityFlag{&defPriority}, "default-priority", "priority of the jobs enqueued with none (0), an integer or critical, interactive, batch")
+	f.Var(durationFlag{&defBackoffBase}, "default-backoff-base", "delay before the first retry of a failed attempt that names no backoff (0: stint's 500ms)")
+	f.Var(durationFlag{&defBackoffMax}, "default-backoff-max", "longest delay between retries, at least the base (0: stint's 60s)")
+	f.Float64Var(&defBackoffFactor, "default-backoff-factor", 0, "growth of the delay per retry, 1 to 1000 (0: stint's 2)")
 	return cmd
 }

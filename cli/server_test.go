@@ -65,7 +65,7 @@ func TestTokensCommands(t *testing.T) {
 	if _, errs, code := run("tokens", "create", "--tenant", "Bad Name", "--role", "worker"); code != cli.ExitUsage || !strings.Contains(errs, "tenant") {
 		t.Fatalf("bad tenant: exit %d: %s", code, errs)
 	}
-	if _, errs, code := run("tokens", "create", "--role", "root"); code != cli.ExitUsage || !strings.Contains(errs, "admin, client or worker") {
+	if _, errs, code := run("tokens", "create", "--role", "root"); code != cli.ExitUsage || !strings.Contains(errs, "admin, client, worker or reader") {
 		t.Fatalf("bad role: exit %d: %s", code, errs)
 	}
 }

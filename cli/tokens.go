@@ -16,8 +16,9 @@ func (a *app) tokensCmd() *cobra.Command {
 		Use:   "tokens",
 		Short: "Create, list and revoke the server's API tokens",
 		Long: "Each token belongs to one tenant and has one role: admin (everything in its tenant),\n" +
-			"client (enqueue, read, cancel) or worker (claim and report). Only a hash of the\n" +
-			"secret is stored: the secret is printed once, when the token is created.",
+			"client (enqueue, read, cancel), worker (claim and report) or reader (read jobs, runs,\n" +
+			"queues and dead letters; change nothing). Only a hash of the secret is stored: the\n" +
+			"secret is printed once, when the token is created.",
 	}, a.tokensCreateCmd(), a.tokensLsCmd(), a.tokensRevokeCmd())
 }
 
@@ -42,7 +43,7 @@ func (a *app) tokensCreateCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			if !store.Role(role).Valid() {
-				return usageErrorf("--role %q: expected admin, client or worker", role)
+				return usageErrorf("--role %q: expected %s", role, store.Roles)
 			}
 			if err := store.ValidTenant(tenantName); err != nil {
 				return usageErrorf("--tenant: %v", err)
@@ -63,7 +64,7 @@ func (a *app) tokensCreateCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&tenantName, "tenant", server.DefaultTenant, "tenant the token acts for; \"default\" is the tenant of local jobs")
-	f.StringVar(&role, "role", "", "admin, client or worker (required)")
+	f.StringVar(&role, "role", "", "admin, client, worker or reader (required)")
 	f.StringVar(&name, "name", "", "a name for the token, shown as the owner of the jobs its workers claim")
 	return cmd
 }

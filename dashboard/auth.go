@@ -53,15 +53,16 @@ func (v viewer) ownsQueue(q string) bool {
 	return strings.HasPrefix(q, v.tenant+"/")
 }
 
-// authenticate admits requests with a live bearer token of an admin or a
-// client; worker tokens only claim and report, as on the API.
+// authenticate admits requests with a live bearer token of an admin, a
+// client or a reader (who sees what a client sees and changes nothing);
+// worker tokens only claim and report, as on the API.
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := viewer{tenant: server.DefaultTenant, role: store.RoleAdmin, name: "anonymous"}
 		if !h.cfg.NoAuth {
 			secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || strings.TrimSpace(secret) == "" {
-				writeError(w, http.StatusUnauthorized, "missing bearer token: enter an admin or client token (create one with `stint tokens create`)")
+				writeError(w, http.StatusUnauthorized, "missing bearer token: enter an admin, client or reader token (create one with `stint tokens create`)")
 				return
 			}
 			t, err := h.cfg.Tokens.TokenByHash(r.Context(), server.HashSecret(strings.TrimSpace(secret)))
@@ -78,8 +79,8 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 				v.name = t.ID
 			}
 		}
-		if v.role != store.RoleAdmin && v.role != store.RoleClient {
-			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not use the dashboard: use an admin or client token")
+		if v.role != store.RoleAdmin && v.role != store.RoleClient && v.role != store.RoleReader {
+			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not use the dashboard: use an admin, client or reader token")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)))
@@ -102,9 +103,10 @@ func (h *handler) mutate(p permission, next http.HandlerFunc) http.HandlerFunc {
 		switch {
 		case h.cfg.ReadOnly:
 			writeError(w, http.StatusForbidden, "the dashboard is read-only")
-		case p == roleCancel && !v.mayCancel(), p == roleReplay && !v.mayReplay(),
-			p == rolePause && !v.mayPause():
-			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not do this: use an admin token")
+		case p == roleCancel && !v.mayCancel():
+			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not do this: it needs an admin or client token")
+		case p == roleReplay && !v.mayReplay(), p == rolePause && !v.mayPause():
+			writeError(w, http.StatusForbidden, "a "+string(v.role)+" token may not do this: it needs an admin token")
 		default:
 			next(w, r)
 		}

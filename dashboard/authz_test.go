@@ -36,10 +36,11 @@ type viewerRow struct {
 }
 
 // TestAuthorizationTable calls every dashboard API endpoint as no token, a
-// revoked token, admin, client and worker tokens of the default tenant and
-// of another tenant, and an admin of a read-only dashboard, on both
-// backends: refusals are 401 and 403 as the API's; another tenant gets
-// none of the default tenant's data and changes none of it.
+// revoked token, admin, client, worker and reader tokens of the default
+// tenant and of another tenant, and an admin of a read-only dashboard, on
+// both backends: refusals are 401 and 403 as the API's (a reader reads
+// what a client reads and changes nothing); another tenant gets none of
+// the default tenant's data and changes none of it.
 func TestAuthorizationTable(t *testing.T) {
 	t.Parallel()
 	backends := map[string]func(t *testing.T) store.Store{
@@ -92,7 +93,7 @@ func dashboardTable(t *testing.T, s store.Store) {
 	rows := []viewerRow{{name: "no token"}, {name: "revoked", tenant: server.DefaultTenant, role: store.RoleAdmin, secret: token(server.DefaultTenant, store.RoleAdmin, true)},
 		{name: "read-only admin", tenant: server.DefaultTenant, role: store.RoleAdmin, secret: token(server.DefaultTenant, store.RoleAdmin, false), readOnly: true}}
 	for _, tenant := range []string{server.DefaultTenant, "acme"} {
-		for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker} {
+		for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker, store.RoleReader} {
 			rows = append(rows, viewerRow{name: tenant + " " + string(role), tenant: tenant, role: role, secret: token(tenant, role, false)})
 		}
 	}
@@ -115,7 +116,7 @@ func dashboardTable(t *testing.T, s store.Store) {
 	change := func(mayClient bool) func(v viewerRow) int {
 		return func(v viewerRow) int {
 			switch {
-			case v.readOnly, v.role == store.RoleClient && !mayClient:
+			case v.readOnly, v.role == store.RoleReader, v.role == store.RoleClient && !mayClient:
 				return http.StatusForbidden
 			case v.tenant != server.DefaultTenant:
 				return -2 // refused or a per-item "not found": what changed is checked below

@@ -38,7 +38,7 @@ func newFixture(t *testing.T, readOnly bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker} {
+	for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker, store.RoleReader} {
 		tok, secret, err := server.NewToken(server.DefaultTenant, role, string(role))
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +134,24 @@ func TestAuth(t *testing.T) {
 				t.Errorf("GET api/jobs: %d, want %d", got, c.want)
 			}
 		})
+	}
+	// A reader sees the jobs a client sees, may change none of them, and
+	// is told so (whoami's can_* hide the buttons).
+	var seen, byClient struct{ Jobs []json.RawMessage }
+	f.call(t, "GET", "api/jobs", f.tokens[store.RoleReader], "", &seen)
+	f.call(t, "GET", "api/jobs", f.tokens[store.RoleClient], "", &byClient)
+	if len(seen.Jobs) == 0 || len(seen.Jobs) != len(byClient.Jobs) {
+		t.Errorf("a reader sees %d jobs, a client %d", len(seen.Jobs), len(byClient.Jobs))
+	}
+	var who map[string]any
+	f.call(t, "GET", "api/whoami", f.tokens[store.RoleReader], "", &who)
+	if who["role"] != "reader" || who["can_cancel"] != false || who["can_replay"] != false || who["can_pause"] != false {
+		t.Errorf("whoami as a reader: %v", who)
+	}
+	for _, path := range []string{"api/jobs/" + f.queued + "/cancel", "api/jobs/" + f.dead[0] + "/replay"} {
+		if got := f.call(t, "POST", path, f.tokens[store.RoleReader], "", nil); got != http.StatusForbidden {
+			t.Errorf("a reader's POST %s: %d, want 403", path, got)
+		}
 	}
 	// A client may cancel, not replay.
 	if got := f.call(t, "POST", "api/jobs/"+f.dead[0]+"/replay", f.tokens[store.RoleClient], "", nil); got != http.StatusForbidden {

@@ -37,7 +37,7 @@ func (h *admin) CreateToken(ctx context.Context, req *connect.Request[stintv1.Cr
 	m := req.Msg
 	role, ok := nameOf(m.Role.Descriptor(), "ROLE_", protoreflect.EnumNumber(m.Role))
 	if !ok {
-		return nil, invalid("role %d: expected ROLE_ADMIN, ROLE_CLIENT or ROLE_WORKER", m.Role)
+		return nil, invalid("role %d: expected ROLE_ADMIN, ROLE_CLIENT, ROLE_WORKER or ROLE_READER", m.Role)
 	}
 	if err := checkText("name", m.Name, MaxNameBytes); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -30,7 +31,7 @@ func NewToken(tenantName string, role store.Role, name string) (store.Token, str
 		return store.Token{}, "", err
 	}
 	if !role.Valid() {
-		return store.Token{}, "", fmt.Errorf("role %q: expected admin, client or worker", role)
+		return store.Token{}, "", fmt.Errorf("role %q: expected %s", role, store.Roles)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -62,11 +63,43 @@ func principalOf(ctx context.Context) principal {
 }
 
 // roles says which roles may call each service. Admins may call every one.
+// A reader may call only readMethods.
 var roles = map[string][]store.Role{
 	stintv1connect.JobServiceName:    {store.RoleAdmin, store.RoleClient},
 	stintv1connect.RunServiceName:    {store.RoleAdmin, store.RoleClient},
 	stintv1connect.WorkerServiceName: {store.RoleAdmin, store.RoleWorker},
 	stintv1connect.AdminServiceName:  {store.RoleAdmin},
+}
+
+// readMethods are the procedures that only read the caller's tenant's
+// data: what a reader token may call. Tokens, webhooks (their secrets),
+// the outbox and schedules (the whole database's) stay an admin's, and a
+// worker's reads (GetSteps, GetSignal) need the lease it holds.
+var readMethods = map[string]bool{
+	stintv1connect.JobServiceGetJobProcedure:        true,
+	stintv1connect.JobServiceListJobsProcedure:      true,
+	stintv1connect.JobServiceListEventsProcedure:    true,
+	stintv1connect.JobServiceListStepsProcedure:     true,
+	stintv1connect.RunServiceGetRunProcedure:        true,
+	stintv1connect.RunServiceListRunsProcedure:      true,
+	stintv1connect.RunServiceListRunEventsProcedure: true,
+	stintv1connect.AdminServiceQueueDepthProcedure:  true,
+	stintv1connect.AdminServiceDeadLettersProcedure: true,
+	stintv1connect.AdminServiceListQueuesProcedure:  true,
+}
+
+// permits reports whether role may call procedure of service; when not, it
+// says which roles may.
+func permits(role store.Role, service, procedure string) (bool, string) {
+	allowed := roles[service]
+	if role == store.RoleReader && readMethods[procedure] || slices.Contains(allowed, role) {
+		return true, ""
+	}
+	need := make([]string, len(allowed))
+	for i, r := range allowed {
+		need[i] = string(r)
+	}
+	return false, strings.Join(need, " or ")
 }
 
 // authenticate wraps the API: a request without a live bearer token is
@@ -83,8 +116,7 @@ func authenticate(tokens store.Tokens, noAuth bool, next http.Handler) http.Hand
 		if i := strings.LastIndexByte(service, '/'); i >= 0 {
 			service = service[:i]
 		}
-		allowed, known := roles[service]
-		if !known {
+		if _, known := roles[service]; !known {
 			http.NotFound(w, r)
 			return
 		}
@@ -110,12 +142,8 @@ func authenticate(tokens store.Tokens, noAuth bool, next http.Handler) http.Hand
 			}
 			p = principal{tokenID: t.ID, name: name, tenant: tenant{t.Tenant}, role: t.Role}
 		}
-		permitted := false
-		for _, role := range allowed {
-			permitted = permitted || role == p.role
-		}
-		if !permitted {
-			fail(w, r, connect.CodePermissionDenied, fmt.Sprintf("a %s token may not call %s", p.role, service))
+		if ok, need := permits(p.role, service, "/"+strings.Trim(r.URL.Path, "/")); !ok {
+			fail(w, r, connect.CodePermissionDenied, fmt.Sprintf("a %s token may not call %s: it needs an %s token", p.role, strings.Trim(r.URL.Path, "/"), need))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))

@@ -40,13 +40,20 @@ var serviceRoles = map[string][]store.Role{
 	"stint.v1.AdminService":  {store.RoleAdmin},
 }
 
+// readerMethods are the only methods a reader token may call: the reads
+// of its tenant's jobs, runs, queues and dead letters.
+var readerMethods = []string{"GetJob", "ListJobs", "ListEvents", "ListSteps", "GetRun", "ListRuns", "ListRunEvents",
+	"QueueDepth", "DeadLetters", "ListQueues"}
+
 // TestAuthorizationTable calls every RPC of every service as each of: no
-// token, a revoked token, and admin, client and worker tokens of the
-// default tenant and of another tenant (acme), with requests that name
+// token, a revoked token, and admin, client, worker and reader tokens of
+// the default tenant and of another tenant (acme), with requests that name
 // the default tenant's job, run, lease, queue, schedule, webhook and
 // tokens. It checks, on both backends:
 //   - no token and a revoked token are refused as unauthenticated;
-//   - a role the service does not admit is refused as permission_denied;
+//   - a role the service does not admit is refused as permission_denied,
+//     with a message naming the roles that may call it;
+//   - a reader may call the read methods (readerMethods) and no other;
 //   - the whole-database methods refuse every tenant's admin but the default's;
 //   - acme's allowed calls never answer with the default tenant's data and
 //     change none of it (the job stays queued, the lease held, the queue
@@ -68,7 +75,7 @@ func TestAuthorizationTable(t *testing.T) {
 		}
 		rows := []principalRow{{name: "no token"}, {name: "revoked", tenant: server.DefaultTenant, role: store.RoleAdmin, secret: revoked}}
 		for _, tenant := range []string{server.DefaultTenant, "acme"} {
-			for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker} {
+			for _, role := range []store.Role{store.RoleAdmin, store.RoleClient, store.RoleWorker, store.RoleReader} {
 				rows = append(rows, principalRow{name: tenant + " " + string(role), tenant: tenant, role: role, secret: e.token(tenant, role)})
 			}
 		}
@@ -89,6 +96,8 @@ func TestAuthorizationTable(t *testing.T) {
 							t.Errorf("%s as %s: code %q, want %q (%s)", procedure, p.name, code, want, reply)
 						case want == "" && (code == "unauthenticated" || code == "permission_denied"):
 							t.Errorf("%s as %s: refused with %q (%s)", procedure, p.name, code, reply)
+						case want == "permission_denied" && p.role == store.RoleReader && !strings.Contains(reply, "it needs an admin"):
+							t.Errorf("%s as %s: the refusal does not name the role needed: %s", procedure, p.name, reply)
 						}
 						if p.tenant == "acme" {
 							w.noLeak(t, procedure, string(body), reply)
@@ -116,7 +125,9 @@ func expect(p principalRow, svc protoreflect.ServiceDescriptor, m protoreflect.M
 	switch {
 	case p.secret == "" || p.name == "revoked":
 		return "unauthenticated"
-	case !slices.Contains(serviceRoles[string(svc.FullName())], p.role):
+	case p.role == store.RoleReader && !slices.Contains(readerMethods, string(m.Name())):
+		return "permission_denied"
+	case p.role != store.RoleReader && !slices.Contains(serviceRoles[string(svc.FullName())], p.role):
 		return "permission_denied"
 	case p.tenant != server.DefaultTenant && slices.Contains(wholeDatabase, string(m.Name())):
 		return "permission_denied"

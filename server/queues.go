@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
 	"github.com/stint-dev/stint/store"
@@ -58,6 +60,13 @@ func queueSettingsToProto(t tenant, q store.QueueSettings) *stintv1.QueueSetting
 	if q.Defaults.Timeout > 0 {
 		out.DefaultTimeout = dur(q.Defaults.Timeout)
 	}
+	if q.Defaults.BackoffBase > 0 {
+		out.DefaultBackoffBase = dur(q.Defaults.BackoffBase)
+	}
+	if q.Defaults.BackoffMax > 0 {
+		out.DefaultBackoffMax = dur(q.Defaults.BackoffMax)
+	}
+	out.DefaultBackoffFactor = q.Defaults.BackoffFactor
 	if len(q.Weights) > 0 {
 		out.Weights = map[string]int32{}
 		for k, v := range q.Weights {
@@ -169,6 +178,21 @@ func queueLimitsFromProto(m *stintv1.LimitQueueRequest) (store.QueueLimits, erro
 		p := int(*m.DefaultPriority) // the store checks the range
 		l.DefaultPriority = &p
 	}
+	for _, f := range []struct {
+		field string
+		v     *durationpb.Duration
+		dst   **time.Duration
+	}{{"default_backoff_base", m.DefaultBackoffBase, &l.DefaultBackoffBase}, {"default_backoff_max", m.DefaultBackoffMax, &l.DefaultBackoffMax}} {
+		if f.v == nil {
+			continue
+		}
+		if err := checkDuration(f.field, f.v); err != nil {
+			return l, err
+		}
+		d := f.v.AsDuration()
+		*f.dst = &d
+	}
+	l.DefaultBackoffFactor = m.DefaultBackoffFactor // the store checks the range
 	l.FairTenants = m.FairTenants
 	if m.SetWeights {
 		if len(m.Weights) > MaxBatch {

@@ -232,6 +232,9 @@ func (e *engine) step(ctx context.Context, tx Tx, b *batch, job lifecycle.Job, c
 		return job, &lifecycle.Error{Kind: ErrRevisionConflict, JobID: job.ID, Op: cmd.Op, State: job.State,
 			Msg: fmt.Sprintf("expected rev %d but the job is at rev %d; read it again and decide anew", *expected, job.Rev)}
 	}
+	if err := e.retrySchedule(ctx, tx, job, &cmd, at); err != nil {
+		return job, err
+	}
 	s, err := lifecycle.Apply(job, cmd, notBefore(at, job))
 	if err != nil {
 		return job, err

@@ -38,6 +38,9 @@ func (e *engine) maintain(ctx context.Context, p *MaintainParams, kinds []DueKin
 				}
 				c := cmd(j, k)
 				c.Actor, c.ActorID = lifecycle.ActorSystem, actor
+				if err := e.retrySchedule(ctx, tx, j, &c, t); err != nil {
+					return err
+				}
 				s, err := lifecycle.Apply(j, c, notBefore(t, j))
 				if err != nil || s.Noop() {
 					continue

@@ -66,6 +66,12 @@ type QueueLimits struct {
 	DefaultMaxAttempts *int
 	DefaultTimeout     *time.Duration
 	DefaultPriority    *int
+	// DefaultBackoffBase, DefaultBackoffFactor and DefaultBackoffMax set
+	// the retry schedule of the queue's (or kind's) failed attempts that
+	// name none (see SpecDefaults); 0 removes one.
+	DefaultBackoffBase   *time.Duration
+	DefaultBackoffFactor *float64
+	DefaultBackoffMax    *time.Duration
 }
 
 // Worker is a worker as the store last saw it claim.
@@ -255,6 +261,15 @@ func (e *engine) QueueLimit(ctx context.Context, name string, l QueueLimits) (Qu
 		}
 		if l.DefaultPriority != nil {
 			q.Defaults.Priority = *l.DefaultPriority
+		}
+		if l.DefaultBackoffBase != nil {
+			q.Defaults.BackoffBase = *l.DefaultBackoffBase
+		}
+		if l.DefaultBackoffFactor != nil {
+			q.Defaults.BackoffFactor = *l.DefaultBackoffFactor
+		}
+		if l.DefaultBackoffMax != nil {
+			q.Defaults.BackoffMax = *l.DefaultBackoffMax
 		}
 		if err := q.Defaults.validate(); err != nil {
 			return err

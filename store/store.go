@@ -208,7 +208,10 @@ type JobFailParams struct {
 	RetryAt *time.Time
 	// RetryAfter overrides the backoff with a delay, resolved on the store's
 	// clock (never the worker's). Ignored when RetryAt is set.
-	RetryAfter  time.Duration
+	RetryAfter time.Duration
+	// Backoff schedules the retry when neither RetryAt nor RetryAfter is
+	// set. Zero, the store uses the default backoff of the job's kind,
+	// then of its queue (SpecDefaults), then lifecycle.DefaultBackoff.
 	Backoff     lifecycle.Backoff
 	ExecutionMS int64
 }

@@ -20,10 +20,19 @@ const (
 	RoleClient Role = "client"
 	// RoleWorker claims jobs and reports on them.
 	RoleWorker Role = "worker"
+	// RoleReader reads its tenant's jobs, events, steps, runs, queues and
+	// dead letters, and changes nothing: for dashboards, audits and
+	// monitoring.
+	RoleReader Role = "reader"
 )
 
+// Roles lists every role, for messages and usage.
+const Roles = "admin, client, worker or reader"
+
 // Valid reports whether r is one of the roles.
-func (r Role) Valid() bool { return r == RoleAdmin || r == RoleClient || r == RoleWorker }
+func (r Role) Valid() bool {
+	return r == RoleAdmin || r == RoleClient || r == RoleWorker || r == RoleReader
+}
 
 // Token is an API token of the server. Its secret is never stored: only
 // Hash, the hex sha256 of the secret, is.
@@ -91,7 +100,7 @@ func (e *engine) TokenCreate(ctx context.Context, t Token) (Token, error) {
 	case t.ID == "" || t.Hash == "":
 		return Token{}, lifecycle.Validationf("a token needs an id and the hash of its secret")
 	case !t.Role.Valid():
-		return Token{}, lifecycle.Validationf("role %q: expected admin, client or worker", t.Role)
+		return Token{}, lifecycle.Validationf("role %q: expected %s", t.Role, Roles)
 	case len(t.Name) > 200:
 		return Token{}, lifecycle.Validationf("token name is limited to 200 bytes")
 	}

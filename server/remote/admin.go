@@ -29,7 +29,8 @@ var (
 func queueSettingsOf(p *stintv1.QueueSettings) store.QueueSettings {
 	q := store.QueueSettings{Name: p.GetName(), Paused: p.GetPaused(), MaxRunning: int(p.GetMaxRunning()), RateLimit: int(p.GetRateLimit()),
 		RateInterval: p.GetRateInterval().AsDuration(), FairTenants: p.GetFairTenants(), KeyLimit: int(p.GetKeyLimit()), UpdatedAt: timeOf(p.GetUpdatedAt()),
-		Defaults: store.SpecDefaults{MaxAttempts: int(p.GetDefaultMaxAttempts()), Timeout: p.GetDefaultTimeout().AsDuration(), Priority: int(p.GetDefaultPriority())}}
+		Defaults: store.SpecDefaults{MaxAttempts: int(p.GetDefaultMaxAttempts()), Timeout: p.GetDefaultTimeout().AsDuration(), Priority: int(p.GetDefaultPriority()),
+			BackoffBase: p.GetDefaultBackoffBase().AsDuration(), BackoffFactor: p.GetDefaultBackoffFactor(), BackoffMax: p.GetDefaultBackoffMax().AsDuration()}}
 	if len(p.GetWeights()) > 0 {
 		q.Weights = map[string]int{}
 		for k, v := range p.GetWeights() {
@@ -85,7 +86,8 @@ func (s *Store) QueuePause(ctx context.Context, name string, paused bool) (store
 func (s *Store) QueueLimit(ctx context.Context, name string, l store.QueueLimits) (store.QueueSettings, error) {
 	req := &stintv1.LimitQueueRequest{Name: name, RateInterval: durPtr(l.RateInterval), FairTenants: l.FairTenants,
 		MaxRunning: int32Ptr(l.MaxRunning), RateLimit: int32Ptr(l.RateLimit), KeyLimit: int32Ptr(l.KeyLimit),
-		DefaultMaxAttempts: int32Ptr(l.DefaultMaxAttempts), DefaultTimeout: durPtr(l.DefaultTimeout), DefaultPriority: int32Ptr(l.DefaultPriority)}
+		DefaultMaxAttempts: int32Ptr(l.DefaultMaxAttempts), DefaultTimeout: durPtr(l.DefaultTimeout), DefaultPriority: int32Ptr(l.DefaultPriority),
+		DefaultBackoffBase: durPtr(l.DefaultBackoffBase), DefaultBackoffFactor: l.DefaultBackoffFactor, DefaultBackoffMax: durPtr(l.DefaultBackoffMax)}
 	if l.Weights != nil {
 		req.SetWeights, req.Weights = true, map[string]int32{}
 		for k, v := range l.Weights {

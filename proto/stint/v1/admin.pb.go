@@ -35,6 +35,9 @@ const (
 	Role_ROLE_CLIENT Role = 2
 	// ROLE_WORKER claims jobs and reports on them.
 	Role_ROLE_WORKER Role = 3
+	// ROLE_READER reads its tenant's jobs, events, steps, runs, queues and
+	// dead letters, and changes nothing.
+	Role_ROLE_READER Role = 4
 )
 
 // Enum value maps for Role.
@@ -44,12 +47,14 @@ var (
 		1: "ROLE_ADMIN",
 		2: "ROLE_CLIENT",
 		3: "ROLE_WORKER",
+		4: "ROLE_READER",
 	}
 	Role_value = map[string]int32{
 		"ROLE_UNSPECIFIED": 0,
 		"ROLE_ADMIN":       1,
 		"ROLE_CLIENT":      2,
 		"ROLE_WORKER":      3,
+		"ROLE_READER":      4,
 	}
 )
 
@@ -1597,8 +1602,14 @@ type QueueSettings struct {
 	DefaultMaxAttempts int32                `protobuf:"varint,10,opt,name=default_max_attempts,json=defaultMaxAttempts,proto3" json:"default_max_attempts,omitempty"`
 	DefaultTimeout     *durationpb.Duration `protobuf:"bytes,11,opt,name=default_timeout,json=defaultTimeout,proto3" json:"default_timeout,omitempty"`
 	DefaultPriority    int32                `protobuf:"varint,12,opt,name=default_priority,json=defaultPriority,proto3" json:"default_priority,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The default backoff: the retry schedule of the failed or timed-out
+	// attempts that name none (lifecycle.Backoff's base, factor and max);
+	// 0: none, stint's for that field.
+	DefaultBackoffBase   *durationpb.Duration `protobuf:"bytes,13,opt,name=default_backoff_base,json=defaultBackoffBase,proto3" json:"default_backoff_base,omitempty"`
+	DefaultBackoffFactor float64              `protobuf:"fixed64,14,opt,name=default_backoff_factor,json=defaultBackoffFactor,proto3" json:"default_backoff_factor,omitempty"`
+	DefaultBackoffMax    *durationpb.Duration `protobuf:"bytes,15,opt,name=default_backoff_max,json=defaultBackoffMax,proto3" json:"default_backoff_max,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *QueueSettings) Reset() {
@@ -1713,6 +1724,27 @@ func (x *QueueSettings) GetDefaultPriority() int32 {
 		return x.DefaultPriority
 	}
 	return 0
+}
+
+func (x *QueueSettings) GetDefaultBackoffBase() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultBackoffBase
+	}
+	return nil
+}
+
+func (x *QueueSettings) GetDefaultBackoffFactor() float64 {
+	if x != nil {
+		return x.DefaultBackoffFactor
+	}
+	return 0
+}
+
+func (x *QueueSettings) GetDefaultBackoffMax() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultBackoffMax
+	}
+	return nil
 }
 
 // QueueInfo is a queue's settings and what waits in it.
@@ -1989,8 +2021,14 @@ type LimitQueueRequest struct {
 	DefaultMaxAttempts *int32               `protobuf:"varint,9,opt,name=default_max_attempts,json=defaultMaxAttempts,proto3,oneof" json:"default_max_attempts,omitempty"`
 	DefaultTimeout     *durationpb.Duration `protobuf:"bytes,10,opt,name=default_timeout,json=defaultTimeout,proto3" json:"default_timeout,omitempty"`
 	DefaultPriority    *int32               `protobuf:"varint,11,opt,name=default_priority,json=defaultPriority,proto3,oneof" json:"default_priority,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The default backoff of the queue or kind; 0 removes a field, and a
+	// negative one, a factor outside 1 to 1000 or a max below the base is
+	// refused.
+	DefaultBackoffBase   *durationpb.Duration `protobuf:"bytes,12,opt,name=default_backoff_base,json=defaultBackoffBase,proto3" json:"default_backoff_base,omitempty"`
+	DefaultBackoffFactor *float64             `protobuf:"fixed64,13,opt,name=default_backoff_factor,json=defaultBackoffFactor,proto3,oneof" json:"default_backoff_factor,omitempty"`
+	DefaultBackoffMax    *durationpb.Duration `protobuf:"bytes,14,opt,name=default_backoff_max,json=defaultBackoffMax,proto3" json:"default_backoff_max,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *LimitQueueRequest) Reset() {
@@ -2098,6 +2136,27 @@ func (x *LimitQueueRequest) GetDefaultPriority() int32 {
 		return *x.DefaultPriority
 	}
 	return 0
+}
+
+func (x *LimitQueueRequest) GetDefaultBackoffBase() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultBackoffBase
+	}
+	return nil
+}
+
+func (x *LimitQueueRequest) GetDefaultBackoffFactor() float64 {
+	if x != nil && x.DefaultBackoffFactor != nil {
+		return *x.DefaultBackoffFactor
+	}
+	return 0
+}
+
+func (x *LimitQueueRequest) GetDefaultBackoffMax() *durationpb.Duration {
+	if x != nil {
+		return x.DefaultBackoffMax
+	}
+	return nil
 }
 
 type LimitQueueResponse struct {
@@ -2746,7 +2805,7 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x13ReplayOutboxRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"I\n" +
 	"\x14ReplayOutboxResponse\x121\n" +
-	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage\"\xd3\x04\n" +
+	"\amessage\x18\x01 \x01(\v2\x17.stint.v1.OutboxMessageR\amessage\"\xa1\x06\n" +
 	"\rQueueSettings\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\x12\x1f\n" +
@@ -2763,7 +2822,10 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x14default_max_attempts\x18\n" +
 	" \x01(\x05R\x12defaultMaxAttempts\x12B\n" +
 	"\x0fdefault_timeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\x0edefaultTimeout\x12)\n" +
-	"\x10default_priority\x18\f \x01(\x05R\x0fdefaultPriority\x1a:\n" +
+	"\x10default_priority\x18\f \x01(\x05R\x0fdefaultPriority\x12K\n" +
+	"\x14default_backoff_base\x18\r \x01(\v2\x19.google.protobuf.DurationR\x12defaultBackoffBase\x124\n" +
+	"\x16default_backoff_factor\x18\x0e \x01(\x01R\x14defaultBackoffFactor\x12I\n" +
+	"\x13default_backoff_max\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\x11defaultBackoffMax\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xa4\x02\n" +
@@ -2783,7 +2845,7 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\"C\n" +
 	"\x12PauseQueueResponse\x12-\n" +
-	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\xb3\x05\n" +
+	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\xa1\a\n" +
 	"\x11LimitQueueRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12$\n" +
 	"\vmax_running\x18\x02 \x01(\x05H\x00R\n" +
@@ -2799,7 +2861,10 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x14default_max_attempts\x18\t \x01(\x05H\x04R\x12defaultMaxAttempts\x88\x01\x01\x12B\n" +
 	"\x0fdefault_timeout\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\x0edefaultTimeout\x12.\n" +
-	"\x10default_priority\x18\v \x01(\x05H\x05R\x0fdefaultPriority\x88\x01\x01\x1a:\n" +
+	"\x10default_priority\x18\v \x01(\x05H\x05R\x0fdefaultPriority\x88\x01\x01\x12K\n" +
+	"\x14default_backoff_base\x18\f \x01(\v2\x19.google.protobuf.DurationR\x12defaultBackoffBase\x129\n" +
+	"\x16default_backoff_factor\x18\r \x01(\x01H\x06R\x14defaultBackoffFactor\x88\x01\x01\x12I\n" +
+	"\x13default_backoff_max\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x11defaultBackoffMax\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B\x0e\n" +
@@ -2809,7 +2874,8 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"_key_limitB\x17\n" +
 	"\x15_default_max_attemptsB\x13\n" +
-	"\x11_default_priority\"C\n" +
+	"\x11_default_priorityB\x19\n" +
+	"\x17_default_backoff_factor\"C\n" +
 	"\x12LimitQueueResponse\x12-\n" +
 	"\x05queue\x18\x01 \x01(\v2\x17.stint.v1.QueueSettingsR\x05queue\"\x96\x04\n" +
 	"\bSchedule\x12\x12\n" +
@@ -2845,13 +2911,14 @@ const file_stint_v1_admin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06paused\x18\x02 \x01(\bR\x06paused\"G\n" +
 	"\x15PauseScheduleResponse\x12.\n" +
-	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule*N\n" +
+	"\bschedule\x18\x01 \x01(\v2\x12.stint.v1.ScheduleR\bschedule*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x0f\n" +
 	"\vROLE_CLIENT\x10\x02\x12\x0f\n" +
-	"\vROLE_WORKER\x10\x03*x\n" +
+	"\vROLE_WORKER\x10\x03\x12\x0f\n" +
+	"\vROLE_READER\x10\x04*x\n" +
 	"\vOutboxState\x12\x1c\n" +
 	"\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n" +
@@ -2981,65 +3048,69 @@ var file_stint_v1_admin_proto_depIdxs = []int32{
 	46, // 23: stint.v1.QueueSettings.weights:type_name -> stint.v1.QueueSettings.WeightsEntry
 	49, // 24: stint.v1.QueueSettings.updated_at:type_name -> google.protobuf.Timestamp
 	52, // 25: stint.v1.QueueSettings.default_timeout:type_name -> google.protobuf.Duration
-	29, // 26: stint.v1.QueueInfo.settings:type_name -> stint.v1.QueueSettings
-	47, // 27: stint.v1.QueueInfo.jobs:type_name -> stint.v1.QueueInfo.JobsEntry
-	52, // 28: stint.v1.QueueInfo.oldest_waiting:type_name -> google.protobuf.Duration
-	30, // 29: stint.v1.ListQueuesResponse.queues:type_name -> stint.v1.QueueInfo
-	29, // 30: stint.v1.PauseQueueResponse.queue:type_name -> stint.v1.QueueSettings
-	52, // 31: stint.v1.LimitQueueRequest.rate_interval:type_name -> google.protobuf.Duration
-	48, // 32: stint.v1.LimitQueueRequest.weights:type_name -> stint.v1.LimitQueueRequest.WeightsEntry
-	52, // 33: stint.v1.LimitQueueRequest.default_timeout:type_name -> google.protobuf.Duration
-	29, // 34: stint.v1.LimitQueueResponse.queue:type_name -> stint.v1.QueueSettings
-	51, // 35: stint.v1.Schedule.payload:type_name -> google.protobuf.Value
-	52, // 36: stint.v1.Schedule.timeout:type_name -> google.protobuf.Duration
-	49, // 37: stint.v1.Schedule.last_tick:type_name -> google.protobuf.Timestamp
-	49, // 38: stint.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
-	49, // 39: stint.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
-	37, // 40: stint.v1.PutScheduleRequest.schedule:type_name -> stint.v1.Schedule
-	37, // 41: stint.v1.PutScheduleResponse.schedule:type_name -> stint.v1.Schedule
-	37, // 42: stint.v1.ListSchedulesResponse.schedules:type_name -> stint.v1.Schedule
-	37, // 43: stint.v1.PauseScheduleResponse.schedule:type_name -> stint.v1.Schedule
-	3,  // 44: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
-	5,  // 45: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
-	7,  // 46: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
-	9,  // 47: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
-	12, // 48: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
-	16, // 49: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
-	18, // 50: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
-	20, // 51: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
-	22, // 52: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
-	25, // 53: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
-	27, // 54: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
-	31, // 55: stint.v1.AdminService.ListQueues:input_type -> stint.v1.ListQueuesRequest
-	33, // 56: stint.v1.AdminService.PauseQueue:input_type -> stint.v1.PauseQueueRequest
-	35, // 57: stint.v1.AdminService.LimitQueue:input_type -> stint.v1.LimitQueueRequest
-	38, // 58: stint.v1.AdminService.PutSchedule:input_type -> stint.v1.PutScheduleRequest
-	40, // 59: stint.v1.AdminService.ListSchedules:input_type -> stint.v1.ListSchedulesRequest
-	42, // 60: stint.v1.AdminService.DeleteSchedule:input_type -> stint.v1.DeleteScheduleRequest
-	44, // 61: stint.v1.AdminService.PauseSchedule:input_type -> stint.v1.PauseScheduleRequest
-	4,  // 62: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
-	6,  // 63: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
-	8,  // 64: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
-	11, // 65: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
-	14, // 66: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
-	17, // 67: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
-	19, // 68: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
-	21, // 69: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
-	23, // 70: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
-	26, // 71: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
-	28, // 72: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
-	32, // 73: stint.v1.AdminService.ListQueues:output_type -> stint.v1.ListQueuesResponse
-	34, // 74: stint.v1.AdminService.PauseQueue:output_type -> stint.v1.PauseQueueResponse
-	36, // 75: stint.v1.AdminService.LimitQueue:output_type -> stint.v1.LimitQueueResponse
-	39, // 76: stint.v1.AdminService.PutSchedule:output_type -> stint.v1.PutScheduleResponse
-	41, // 77: stint.v1.AdminService.ListSchedules:output_type -> stint.v1.ListSchedulesResponse
-	43, // 78: stint.v1.AdminService.DeleteSchedule:output_type -> stint.v1.DeleteScheduleResponse
-	45, // 79: stint.v1.AdminService.PauseSchedule:output_type -> stint.v1.PauseScheduleResponse
-	62, // [62:80] is the sub-list for method output_type
-	44, // [44:62] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	52, // 26: stint.v1.QueueSettings.default_backoff_base:type_name -> google.protobuf.Duration
+	52, // 27: stint.v1.QueueSettings.default_backoff_max:type_name -> google.protobuf.Duration
+	29, // 28: stint.v1.QueueInfo.settings:type_name -> stint.v1.QueueSettings
+	47, // 29: stint.v1.QueueInfo.jobs:type_name -> stint.v1.QueueInfo.JobsEntry
+	52, // 30: stint.v1.QueueInfo.oldest_waiting:type_name -> google.protobuf.Duration
+	30, // 31: stint.v1.ListQueuesResponse.queues:type_name -> stint.v1.QueueInfo
+	29, // 32: stint.v1.PauseQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	52, // 33: stint.v1.LimitQueueRequest.rate_interval:type_name -> google.protobuf.Duration
+	48, // 34: stint.v1.LimitQueueRequest.weights:type_name -> stint.v1.LimitQueueRequest.WeightsEntry
+	52, // 35: stint.v1.LimitQueueRequest.default_timeout:type_name -> google.protobuf.Duration
+	52, // 36: stint.v1.LimitQueueRequest.default_backoff_base:type_name -> google.protobuf.Duration
+	52, // 37: stint.v1.LimitQueueRequest.default_backoff_max:type_name -> google.protobuf.Duration
+	29, // 38: stint.v1.LimitQueueResponse.queue:type_name -> stint.v1.QueueSettings
+	51, // 39: stint.v1.Schedule.payload:type_name -> google.protobuf.Value
+	52, // 40: stint.v1.Schedule.timeout:type_name -> google.protobuf.Duration
+	49, // 41: stint.v1.Schedule.last_tick:type_name -> google.protobuf.Timestamp
+	49, // 42: stint.v1.Schedule.created_at:type_name -> google.protobuf.Timestamp
+	49, // 43: stint.v1.Schedule.updated_at:type_name -> google.protobuf.Timestamp
+	37, // 44: stint.v1.PutScheduleRequest.schedule:type_name -> stint.v1.Schedule
+	37, // 45: stint.v1.PutScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	37, // 46: stint.v1.ListSchedulesResponse.schedules:type_name -> stint.v1.Schedule
+	37, // 47: stint.v1.PauseScheduleResponse.schedule:type_name -> stint.v1.Schedule
+	3,  // 48: stint.v1.AdminService.CreateToken:input_type -> stint.v1.CreateTokenRequest
+	5,  // 49: stint.v1.AdminService.ListTokens:input_type -> stint.v1.ListTokensRequest
+	7,  // 50: stint.v1.AdminService.RevokeToken:input_type -> stint.v1.RevokeTokenRequest
+	9,  // 51: stint.v1.AdminService.QueueDepth:input_type -> stint.v1.QueueDepthRequest
+	12, // 52: stint.v1.AdminService.DeadLetters:input_type -> stint.v1.DeadLettersRequest
+	16, // 53: stint.v1.AdminService.AddWebhook:input_type -> stint.v1.AddWebhookRequest
+	18, // 54: stint.v1.AdminService.ListWebhooks:input_type -> stint.v1.ListWebhooksRequest
+	20, // 55: stint.v1.AdminService.RemoveWebhook:input_type -> stint.v1.RemoveWebhookRequest
+	22, // 56: stint.v1.AdminService.TestWebhook:input_type -> stint.v1.TestWebhookRequest
+	25, // 57: stint.v1.AdminService.ListOutbox:input_type -> stint.v1.ListOutboxRequest
+	27, // 58: stint.v1.AdminService.ReplayOutbox:input_type -> stint.v1.ReplayOutboxRequest
+	31, // 59: stint.v1.AdminService.ListQueues:input_type -> stint.v1.ListQueuesRequest
+	33, // 60: stint.v1.AdminService.PauseQueue:input_type -> stint.v1.PauseQueueRequest
+	35, // 61: stint.v1.AdminService.LimitQueue:input_type -> stint.v1.LimitQueueRequest
+	38, // 62: stint.v1.AdminService.PutSchedule:input_type -> stint.v1.PutScheduleRequest
+	40, // 63: stint.v1.AdminService.ListSchedules:input_type -> stint.v1.ListSchedulesRequest
+	42, // 64: stint.v1.AdminService.DeleteSchedule:input_type -> stint.v1.DeleteScheduleRequest
+	44, // 65: stint.v1.AdminService.PauseSchedule:input_type -> stint.v1.PauseScheduleRequest
+	4,  // 66: stint.v1.AdminService.CreateToken:output_type -> stint.v1.CreateTokenResponse
+	6,  // 67: stint.v1.AdminService.ListTokens:output_type -> stint.v1.ListTokensResponse
+	8,  // 68: stint.v1.AdminService.RevokeToken:output_type -> stint.v1.RevokeTokenResponse
+	11, // 69: stint.v1.AdminService.QueueDepth:output_type -> stint.v1.QueueDepthResponse
+	14, // 70: stint.v1.AdminService.DeadLetters:output_type -> stint.v1.DeadLettersResponse
+	17, // 71: stint.v1.AdminService.AddWebhook:output_type -> stint.v1.AddWebhookResponse
+	19, // 72: stint.v1.AdminService.ListWebhooks:output_type -> stint.v1.ListWebhooksResponse
+	21, // 73: stint.v1.AdminService.RemoveWebhook:output_type -> stint.v1.RemoveWebhookResponse
+	23, // 74: stint.v1.AdminService.TestWebhook:output_type -> stint.v1.TestWebhookResponse
+	26, // 75: stint.v1.AdminService.ListOutbox:output_type -> stint.v1.ListOutboxResponse
+	28, // 76: stint.v1.AdminService.ReplayOutbox:output_type -> stint.v1.ReplayOutboxResponse
+	32, // 77: stint.v1.AdminService.ListQueues:output_type -> stint.v1.ListQueuesResponse
+	34, // 78: stint.v1.AdminService.PauseQueue:output_type -> stint.v1.PauseQueueResponse
+	36, // 79: stint.v1.AdminService.LimitQueue:output_type -> stint.v1.LimitQueueResponse
+	39, // 80: stint.v1.AdminService.PutSchedule:output_type -> stint.v1.PutScheduleResponse
+	41, // 81: stint.v1.AdminService.ListSchedules:output_type -> stint.v1.ListSchedulesResponse
+	43, // 82: stint.v1.AdminService.DeleteSchedule:output_type -> stint.v1.DeleteScheduleResponse
+	45, // 83: stint.v1.AdminService.PauseSchedule:output_type -> stint.v1.PauseScheduleResponse
+	66, // [66:84] is the sub-list for method output_type
+	48, // [48:66] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_admin_proto_init() }

@@ -879,7 +879,9 @@ type FailRequest struct {
 	RetryAfter  *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	ExecutionMs int64                `protobuf:"varint,6,opt,name=execution_ms,json=executionMs,proto3" json:"execution_ms,omitempty"`
 	// backoff schedules the retry when retry_after is unset; unset fields take
-	// the defaults (500ms doubling to 60s).
+	// the defaults (500ms doubling to 60s). Unset as a whole, the retry
+	// follows the default backoff of the job's kind, then of its queue
+	// (LimitQueue's default_backoff_*), then those defaults.
 	Backoff       *Backoff `protobuf:"bytes,7,opt,name=backoff,proto3" json:"backoff,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -768,7 +768,9 @@ export type FailRequest = Message<"stint.v1.FailRequest"> & {
 
   /**
    * backoff schedules the retry when retry_after is unset; unset fields take
-   * the defaults (500ms doubling to 60s).
+   * the defaults (500ms doubling to 60s). Unset as a whole, the retry
+   * follows the default backoff of the job's kind, then of its queue
+   * (LimitQueue's default_backoff_*), then those defaults.
    *
    * @generated from field: stint.v1.Backoff backoff = 7;
    */
@@ -815,7 +817,9 @@ export type FailRequestJson = {
 
   /**
    * backoff schedules the retry when retry_after is unset; unset fields take
-   * the defaults (500ms doubling to 60s).
+   * the defaults (500ms doubling to 60s). Unset as a whole, the retry
+   * follows the default backoff of the job's kind, then of its queue
+   * (LimitQueue's default_backoff_*), then those defaults.
    *
    * @generated from field: stint.v1.Backoff backoff = 7;
    */
