@@ -2333,6 +2333,114 @@ func (x *GetSignalResponse) GetSignal() *Signal {
 	return nil
 }
 
+type CompleteAndClaimRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// completions to write first, at most 1000; may be empty.
+	Completions []*CompleteRequest `protobuf:"bytes,1,rep,name=completions,proto3" json:"completions,omitempty"`
+	// claim is the claim to make after them; required.
+	Claim         *ClaimRequest `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteAndClaimRequest) Reset() {
+	*x = CompleteAndClaimRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteAndClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteAndClaimRequest) ProtoMessage() {}
+
+func (x *CompleteAndClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteAndClaimRequest.ProtoReflect.Descriptor instead.
+func (*CompleteAndClaimRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CompleteAndClaimRequest) GetCompletions() []*CompleteRequest {
+	if x != nil {
+		return x.Completions
+	}
+	return nil
+}
+
+func (x *CompleteAndClaimRequest) GetClaim() *ClaimRequest {
+	if x != nil {
+		return x.Claim
+	}
+	return nil
+}
+
+type CompleteAndClaimResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results has one item per completion, in order, as CompleteMany's.
+	Results []*CompleteResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// jobs are the claim's, as Claim's.
+	Jobs          []*Job `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteAndClaimResponse) Reset() {
+	*x = CompleteAndClaimResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteAndClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteAndClaimResponse) ProtoMessage() {}
+
+func (x *CompleteAndClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteAndClaimResponse.ProtoReflect.Descriptor instead.
+func (*CompleteAndClaimResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CompleteAndClaimResponse) GetResults() []*CompleteResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *CompleteAndClaimResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
@@ -2500,7 +2608,14 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"S\n" +
 	"\x11GetSignalResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12(\n" +
-	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal2\xd0\t\n" +
+	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal\"\x84\x01\n" +
+	"\x17CompleteAndClaimRequest\x12;\n" +
+	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\x12,\n" +
+	"\x05claim\x18\x02 \x01(\v2\x16.stint.v1.ClaimRequestR\x05claim\"q\n" +
+	"\x18CompleteAndClaimResponse\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\x12!\n" +
+	"\x04jobs\x18\x02 \x03(\v2\r.stint.v1.JobR\x04jobs2\xab\n" +
+	"\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -2523,7 +2638,8 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"RecordStep\x12\x1b.stint.v1.RecordStepRequest\x1a\x1c.stint.v1.RecordStepResponse\x12>\n" +
 	"\aSuspend\x12\x18.stint.v1.SuspendRequest\x1a\x19.stint.v1.SuspendResponse\x12D\n" +
-	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponse\x12Y\n" +
+	"\x10CompleteAndClaim\x12!.stint.v1.CompleteAndClaimRequest\x1a\".stint.v1.CompleteAndClaimResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -2537,152 +2653,160 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_stint_v1_worker_proto_goTypes = []any{
-	(*Owner)(nil),                 // 0: stint.v1.Owner
-	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 2: stint.v1.ClaimResponse
-	(*StartRequest)(nil),          // 3: stint.v1.StartRequest
-	(*StartResponse)(nil),         // 4: stint.v1.StartResponse
-	(*HeartbeatRequest)(nil),      // 5: stint.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 6: stint.v1.HeartbeatResponse
-	(*CheckpointRequest)(nil),     // 7: stint.v1.CheckpointRequest
-	(*CheckpointResponse)(nil),    // 8: stint.v1.CheckpointResponse
-	(*CompleteRequest)(nil),       // 9: stint.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 10: stint.v1.CompleteResponse
-	(*CompleteManyRequest)(nil),   // 11: stint.v1.CompleteManyRequest
-	(*CompleteResult)(nil),        // 12: stint.v1.CompleteResult
-	(*CompleteManyResponse)(nil),  // 13: stint.v1.CompleteManyResponse
-	(*FailRequest)(nil),           // 14: stint.v1.FailRequest
-	(*Backoff)(nil),               // 15: stint.v1.Backoff
-	(*FailResponse)(nil),          // 16: stint.v1.FailResponse
-	(*HaltRequest)(nil),           // 17: stint.v1.HaltRequest
-	(*HaltResponse)(nil),          // 18: stint.v1.HaltResponse
-	(*AckCancelRequest)(nil),      // 19: stint.v1.AckCancelRequest
-	(*AckCancelResponse)(nil),     // 20: stint.v1.AckCancelResponse
-	(*ReleaseRequest)(nil),        // 21: stint.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 22: stint.v1.ReleaseResponse
-	(*DeadLetterRequest)(nil),     // 23: stint.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 24: stint.v1.DeadLetterResponse
-	(*NoticesRequest)(nil),        // 25: stint.v1.NoticesRequest
-	(*NoticesResponse)(nil),       // 26: stint.v1.NoticesResponse
-	(*AddRunJobsRequest)(nil),     // 27: stint.v1.AddRunJobsRequest
-	(*AddRunJobsResponse)(nil),    // 28: stint.v1.AddRunJobsResponse
-	(*HeartbeatManyRequest)(nil),  // 29: stint.v1.HeartbeatManyRequest
-	(*HeartbeatResult)(nil),       // 30: stint.v1.HeartbeatResult
-	(*HeartbeatManyResponse)(nil), // 31: stint.v1.HeartbeatManyResponse
-	(*GetStepsRequest)(nil),       // 32: stint.v1.GetStepsRequest
-	(*GetStepsResponse)(nil),      // 33: stint.v1.GetStepsResponse
-	(*RecordStepRequest)(nil),     // 34: stint.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 35: stint.v1.RecordStepResponse
-	(*SuspendRequest)(nil),        // 36: stint.v1.SuspendRequest
-	(*SuspendResponse)(nil),       // 37: stint.v1.SuspendResponse
-	(*GetSignalRequest)(nil),      // 38: stint.v1.GetSignalRequest
-	(*GetSignalResponse)(nil),     // 39: stint.v1.GetSignalResponse
-	(*durationpb.Duration)(nil),   // 40: google.protobuf.Duration
-	(*Job)(nil),                   // 41: stint.v1.Job
-	(*structpb.Value)(nil),        // 42: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 43: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 44: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),            // 45: stint.v1.RunJobSpec
-	(*RunView)(nil),               // 46: stint.v1.RunView
-	(*Step)(nil),                  // 47: stint.v1.Step
-	(*Signal)(nil),                // 48: stint.v1.Signal
+	(*Owner)(nil),                    // 0: stint.v1.Owner
+	(*ClaimRequest)(nil),             // 1: stint.v1.ClaimRequest
+	(*ClaimResponse)(nil),            // 2: stint.v1.ClaimResponse
+	(*StartRequest)(nil),             // 3: stint.v1.StartRequest
+	(*StartResponse)(nil),            // 4: stint.v1.StartResponse
+	(*HeartbeatRequest)(nil),         // 5: stint.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),        // 6: stint.v1.HeartbeatResponse
+	(*CheckpointRequest)(nil),        // 7: stint.v1.CheckpointRequest
+	(*CheckpointResponse)(nil),       // 8: stint.v1.CheckpointResponse
+	(*CompleteRequest)(nil),          // 9: stint.v1.CompleteRequest
+	(*CompleteResponse)(nil),         // 10: stint.v1.CompleteResponse
+	(*CompleteManyRequest)(nil),      // 11: stint.v1.CompleteManyRequest
+	(*CompleteResult)(nil),           // 12: stint.v1.CompleteResult
+	(*CompleteManyResponse)(nil),     // 13: stint.v1.CompleteManyResponse
+	(*FailRequest)(nil),              // 14: stint.v1.FailRequest
+	(*Backoff)(nil),                  // 15: stint.v1.Backoff
+	(*FailResponse)(nil),             // 16: stint.v1.FailResponse
+	(*HaltRequest)(nil),              // 17: stint.v1.HaltRequest
+	(*HaltResponse)(nil),             // 18: stint.v1.HaltResponse
+	(*AckCancelRequest)(nil),         // 19: stint.v1.AckCancelRequest
+	(*AckCancelResponse)(nil),        // 20: stint.v1.AckCancelResponse
+	(*ReleaseRequest)(nil),           // 21: stint.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),          // 22: stint.v1.ReleaseResponse
+	(*DeadLetterRequest)(nil),        // 23: stint.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),       // 24: stint.v1.DeadLetterResponse
+	(*NoticesRequest)(nil),           // 25: stint.v1.NoticesRequest
+	(*NoticesResponse)(nil),          // 26: stint.v1.NoticesResponse
+	(*AddRunJobsRequest)(nil),        // 27: stint.v1.AddRunJobsRequest
+	(*AddRunJobsResponse)(nil),       // 28: stint.v1.AddRunJobsResponse
+	(*HeartbeatManyRequest)(nil),     // 29: stint.v1.HeartbeatManyRequest
+	(*HeartbeatResult)(nil),          // 30: stint.v1.HeartbeatResult
+	(*HeartbeatManyResponse)(nil),    // 31: stint.v1.HeartbeatManyResponse
+	(*GetStepsRequest)(nil),          // 32: stint.v1.GetStepsRequest
+	(*GetStepsResponse)(nil),         // 33: stint.v1.GetStepsResponse
+	(*RecordStepRequest)(nil),        // 34: stint.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),       // 35: stint.v1.RecordStepResponse
+	(*SuspendRequest)(nil),           // 36: stint.v1.SuspendRequest
+	(*SuspendResponse)(nil),          // 37: stint.v1.SuspendResponse
+	(*GetSignalRequest)(nil),         // 38: stint.v1.GetSignalRequest
+	(*GetSignalResponse)(nil),        // 39: stint.v1.GetSignalResponse
+	(*CompleteAndClaimRequest)(nil),  // 40: stint.v1.CompleteAndClaimRequest
+	(*CompleteAndClaimResponse)(nil), // 41: stint.v1.CompleteAndClaimResponse
+	(*durationpb.Duration)(nil),      // 42: google.protobuf.Duration
+	(*Job)(nil),                      // 43: stint.v1.Job
+	(*structpb.Value)(nil),           // 44: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),    // 45: google.protobuf.Timestamp
+	(ErrorClass)(0),                  // 46: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),               // 47: stint.v1.RunJobSpec
+	(*RunView)(nil),                  // 48: stint.v1.RunView
+	(*Step)(nil),                     // 49: stint.v1.Step
+	(*Signal)(nil),                   // 50: stint.v1.Signal
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	40, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	40, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	41, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	42, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	42, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	43, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	41, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	43, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	40, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	42, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	41, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	43, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	42, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	44, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	43, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	45, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	42, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	42, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	41, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	44, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	44, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	43, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	42, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	41, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	44, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	43, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	41, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	43, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	44, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	40, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	46, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	42, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	40, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	40, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	41, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	42, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	42, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	43, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	41, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	43, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	41, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	43, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	41, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	43, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	41, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	43, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	45, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	46, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	47, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	48, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
 	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
 	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
 	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
 	0,  // 41: stint.v1.GetStepsRequest.owner:type_name -> stint.v1.Owner
-	47, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
+	49, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
 	0,  // 43: stint.v1.RecordStepRequest.owner:type_name -> stint.v1.Owner
-	41, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
-	47, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
+	43, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
+	49, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
 	0,  // 46: stint.v1.SuspendRequest.owner:type_name -> stint.v1.Owner
-	43, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
-	40, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
-	41, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
+	45, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
+	42, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
+	43, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
 	0,  // 50: stint.v1.GetSignalRequest.owner:type_name -> stint.v1.Owner
-	48, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
-	1,  // 52: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 53: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 54: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 55: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 56: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 57: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 58: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 59: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 60: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 61: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 62: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 63: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 64: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	29, // 65: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
-	32, // 66: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
-	34, // 67: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
-	36, // 68: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
-	38, // 69: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
-	2,  // 70: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 71: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 72: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 73: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 74: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 75: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 76: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 77: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 78: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 79: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 80: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 81: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 82: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	31, // 83: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
-	33, // 84: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
-	35, // 85: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
-	37, // 86: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
-	39, // 87: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
-	70, // [70:88] is the sub-list for method output_type
-	52, // [52:70] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	50, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
+	9,  // 52: stint.v1.CompleteAndClaimRequest.completions:type_name -> stint.v1.CompleteRequest
+	1,  // 53: stint.v1.CompleteAndClaimRequest.claim:type_name -> stint.v1.ClaimRequest
+	12, // 54: stint.v1.CompleteAndClaimResponse.results:type_name -> stint.v1.CompleteResult
+	43, // 55: stint.v1.CompleteAndClaimResponse.jobs:type_name -> stint.v1.Job
+	1,  // 56: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 57: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 58: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 59: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 60: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 61: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 62: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 63: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 64: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 65: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 66: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 67: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 68: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 69: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	32, // 70: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
+	34, // 71: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
+	36, // 72: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
+	38, // 73: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
+	40, // 74: stint.v1.WorkerService.CompleteAndClaim:input_type -> stint.v1.CompleteAndClaimRequest
+	2,  // 75: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 76: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 77: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 78: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 79: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 80: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 81: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 82: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 83: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 84: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 85: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 86: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 87: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 88: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	33, // 89: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
+	35, // 90: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
+	37, // 91: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
+	39, // 92: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
+	41, // 93: stint.v1.WorkerService.CompleteAndClaim:output_type -> stint.v1.CompleteAndClaimResponse
+	75, // [75:94] is the sub-list for method output_type
+	56, // [56:75] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -2699,7 +2823,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
