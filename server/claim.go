@@ -39,7 +39,7 @@ func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRe
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := h.claim(ctx, p, params, wait)
+	jobs, err := h.claim(p, params, func() ([]store.Job, error) { return h.claims.Claim(ctx, params, wait) })
 	if err != nil {
 		return nil, err
 	}
@@ -70,16 +70,23 @@ func (h *worker) CompleteAndClaim(ctx context.Context, req *connect.Request[stin
 			return nil, err
 		}
 	}
-	if out.Jobs, err = h.claim(ctx, p, params, wait); err != nil {
+	// Without a wait the claim joins the line of its queues when claims of
+	// the line run already (dispatch.Dispatcher.ClaimNow): workers that
+	// complete and claim under load share claims, as their long polls do.
+	claim := func() ([]store.Job, error) { return h.claims.ClaimNow(ctx, params) }
+	if wait > 0 {
+		claim = func() ([]store.Job, error) { return h.claims.Claim(ctx, params, wait) }
+	}
+	if out.Jobs, err = h.claim(p, params, claim); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(out), nil
 }
 
-// claim runs a checked claim through the dispatcher and returns its jobs
-// as the caller sees them, noting the owner of each.
-func (h *worker) claim(ctx context.Context, p principal, params *store.JobClaimParams, wait time.Duration) ([]*stintv1.Job, error) {
-	jobs, err := h.claims.Claim(ctx, params, wait)
+// claim runs a checked claim of params through the dispatcher and returns
+// its jobs as the caller sees them, noting the owner of each.
+func (h *worker) claim(p principal, params *store.JobClaimParams, run func() ([]store.Job, error)) ([]*stintv1.Job, error) {
+	jobs, err := run()
 	if err != nil {
 		return nil, toConnect(err)
 	}

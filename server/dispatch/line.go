@@ -45,6 +45,7 @@ type waiter struct {
 	line     *line
 	p        *store.JobClaimParams
 	deadline time.Time // answered empty at or after it
+	now      bool      // a ClaimNow: answered empty when its line is drained
 	state    atomic.Int32
 	out      chan result // receives the one answer
 }
@@ -94,9 +95,9 @@ func slack(wait time.Duration) time.Duration { return min(time.Second, wait/4) }
 
 // park puts a waiter for p at the end of l, arms the timer, and starts a
 // claim when l may have jobs. d.mu is held.
-func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams, wait time.Duration) *waiter {
+func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams, wait time.Duration, claimNow bool) *waiter {
 	now := d.cfg.Clock.Now()
-	w := &waiter{ctx: ctx, line: l, p: p, deadline: now.Add(wait - slack(wait)), out: make(chan result, 1)}
+	w := &waiter{ctx: ctx, line: l, p: p, deadline: now.Add(wait - slack(wait)), now: claimNow, out: make(chan result, 1)}
 	l.waiters = append(l.waiters, w)
 	d.count(1)
 	d.armFor(w)
@@ -105,6 +106,22 @@ func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams,
 		d.kick(l)
 	}
 	return w
+}
+
+// settleNow answers, with nothing, the ClaimNow waiters parked in l: l is
+// drained, and they do not wait for jobs. d.mu is held.
+func (d *Dispatcher) settleNow(l *line) {
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		if w.now && w.state.CompareAndSwap(parked, done) {
+			d.count(-1)
+			w.out <- result{}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(l.waiters[len(kept):])
+	l.waiters = kept
 }
 
 // unpark takes a done waiter out of its line. d.mu is held.

@@ -40,6 +40,7 @@ func (d *Dispatcher) serve(l *line) {
 		ws := d.takeGroup(l)
 		if len(ws) == 0 || l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) {
 			d.putBack(l, ws)
+			d.settleNow(l)
 			l.inflight--
 			return
 		}
@@ -72,6 +73,7 @@ func (d *Dispatcher) serve(l *line) {
 		if got < asked {
 			if l.gen == gen {
 				l.emptyAt = d.cfg.Clock.Now()
+				d.settleNow(l)
 				l.inflight--
 				return
 			}
@@ -175,10 +177,15 @@ func (d *Dispatcher) Leave(id string) {
 // putBack returns taken waiters that got nothing to the head of l, in
 // their order, unless their caller left meanwhile: such a waiter is
 // answered (with nothing) so that its caller, waiting for the claim under
-// way, returns. d.mu is held.
+// way, returns. So is a ClaimNow, which does not wait for jobs. d.mu is
+// held.
 func (d *Dispatcher) putBack(l *line, ws []*waiter) {
 	back := make([]*waiter, 0, len(ws))
 	for _, w := range ws {
+		if w.now {
+			w.answer(nil, nil) // it does not wait for jobs
+			continue
+		}
 		w.state.Store(parked)
 		if w.ctx.Err() != nil && w.state.CompareAndSwap(parked, done) {
 			w.out <- result{}
