@@ -141,9 +141,11 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 // otherwise it joins the line and is served by the next claim of the line,
 // with the waiters ahead of it, in one store call (as a long poll under
 // load is): a worker that claims right after completing (CompleteAndClaim)
-// costs a share of a claim, not a claim. It answers with nothing when the
-// line is drained (without a query) or the claim that serves it comes back
-// short; and as Claim when ctx ends.
+// costs a share of a claim, not a claim. On a drained line it is the
+// store's claim (which answers a retried request id with what it leased
+// first); when the claim that serves it comes back short it answers with
+// what it got, nothing included, rather than wait; and as Claim when ctx
+// ends.
 func (d *Dispatcher) ClaimNow(ctx context.Context, p *store.JobClaimParams) ([]store.Job, error) {
 	return d.claim(ctx, p, nowWait, true)
 }
@@ -157,8 +159,10 @@ func (d *Dispatcher) claim(ctx context.Context, p *store.JobClaimParams, wait ti
 	l := d.lineFor(p)
 	drained := l.drained(d.cfg.Clock.Now(), d.cfg.Recheck)
 	if now && drained {
+		// Likely nothing, but a retry (a request id that leased jobs
+		// before) must get its jobs back: the store's claim finds them.
 		d.mu.Unlock()
-		return nil, nil
+		return d.cfg.Store.JobClaim(ctx, p)
 	}
 	if len(l.waiters) == 0 && !drained && l.inflight < d.cfg.Parallel {
 		// Nobody waits ahead and the line may have jobs: claim at once,

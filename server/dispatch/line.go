@@ -108,14 +108,19 @@ func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams,
 	return w
 }
 
-// settleNow answers, with nothing, the ClaimNow waiters parked in l: l is
-// drained, and they do not wait for jobs. d.mu is held.
+// settleNow takes the ClaimNow waiters out of l, which is drained: they do
+// not wait for jobs. Each gets the store's claim of its own, which likely
+// finds nothing but answers a retried request id with the jobs it leased
+// first. d.mu is held.
 func (d *Dispatcher) settleNow(l *line) {
 	kept := l.waiters[:0]
 	for _, w := range l.waiters {
-		if w.now && w.state.CompareAndSwap(parked, done) {
+		if w.now && w.state.CompareAndSwap(parked, taken) {
 			d.count(-1)
-			w.out <- result{}
+			go func() {
+				jobs, err := d.cfg.Store.JobClaim(context.WithoutCancel(w.ctx), w.p)
+				w.answer(jobs, err)
+			}()
 			continue
 		}
 		kept = append(kept, w)

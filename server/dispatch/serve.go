@@ -63,6 +63,8 @@ func (d *Dispatcher) serve(l *line) {
 			switch {
 			case res[i].Err != nil:
 				w.answer(nil, res[i].Err)
+			case len(res[i].Jobs) == 0 && w.now:
+				w.answer(nil, nil) // a ClaimNow does not wait for jobs
 			case len(res[i].Jobs) == 0:
 				empty = append(empty, w)
 			default:
@@ -177,15 +179,10 @@ func (d *Dispatcher) Leave(id string) {
 // putBack returns taken waiters that got nothing to the head of l, in
 // their order, unless their caller left meanwhile: such a waiter is
 // answered (with nothing) so that its caller, waiting for the claim under
-// way, returns. So is a ClaimNow, which does not wait for jobs. d.mu is
-// held.
+// way, returns. d.mu is held.
 func (d *Dispatcher) putBack(l *line, ws []*waiter) {
 	back := make([]*waiter, 0, len(ws))
 	for _, w := range ws {
-		if w.now {
-			w.answer(nil, nil) // it does not wait for jobs
-			continue
-		}
 		w.state.Store(parked)
 		if w.ctx.Err() != nil && w.state.CompareAndSwap(parked, done) {
 			w.out <- result{}
