@@ -138,15 +138,17 @@ func (j *Job) WaitSignal(ctx context.Context, name string, timeout time.Duration
 }
 
 // StartChild enqueues spec as a child job, once, as the step name: its
-// parent_job_id is this job and its step_index the step's place. It returns
-// the child's id (the same one on every replay).
+// parent_job_id is this job and its step_index the step's place. The child
+// and the step's record are written in one transaction fenced by the
+// lease, on a database or over a server's API (a worker token may start
+// children). It returns the child's id (the same one on every replay).
 func (j *Job) StartChild(ctx context.Context, name string, spec Spec) (string, error) {
 	id, err := j.steps().Child(ctx, name, spec)
 	return id, stepError(err)
 }
 
-// AwaitChild waits, as the step name, for the child job id to end and
-// returns how it ended. While it waits the job holds no lease (an error
+// AwaitChild waits, as the step name, for the child job id (one this job
+// started) to end and returns how it ended. While it waits the job holds no lease (an error
 // wrapping [ErrSuspended]: return it); the child's end wakes the job.
 func (j *Job) AwaitChild(ctx context.Context, name, id string) (ChildOutcome, error) {
 	o, err := j.steps().Await(ctx, name, id, time.Hour)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/step"
+	"github.com/stint-dev/stint/store"
 )
 
 // runs counts how many times each step function actually ran.
@@ -259,4 +260,35 @@ func describeFamily(e *env, parent stint.JobRecord, mu *sync.Mutex, started []st
 		}
 	}
 	return b.String()
+}
+
+// TestStepChildGoldenReplay: a golden replay of a handler that starts and
+// awaits a child replays both from the records, and one that starts a
+// child the golden job never started diverges at that step.
+func TestStepChildGoldenReplay(t *testing.T) {
+	t.Parallel()
+	h := stint.HandlerFunc(func(ctx context.Context, j *stint.Job) error {
+		id, err := j.StartChild(ctx, "kid", stint.Spec{Kind: "kid"})
+		if err != nil {
+			return err
+		}
+		o, err := j.AwaitChild(ctx, "await", id)
+		if err != nil {
+			return err
+		}
+		return j.SetResult(json.RawMessage(o.Result))
+	})
+	g := stint.Golden{JobID: "parent", Kind: "parent", State: stint.Succeeded, Result: json.RawMessage(`21`),
+		Steps: []store.StepRecord{
+			{JobID: "parent", Seq: 1, Name: "kid", Kind: "child", Status: "ok", Output: json.RawMessage(`{"job_id":"c1"}`)},
+			{JobID: "parent", Seq: 2, Name: "await", Kind: "await", Status: "ok", Output: json.RawMessage(`{"job_id":"c1","state":"succeeded","result":21}`)},
+		}}
+	if err := stint.ReplayGolden(t.Context(), g, h); err != nil {
+		t.Fatalf("replay of the recorded child steps: %v", err)
+	}
+	var d *stint.Divergence
+	g.Steps = nil
+	if err := stint.ReplayGolden(t.Context(), g, h); !errors.As(err, &d) || d.Seq != 1 || d.Name != "kid" {
+		t.Fatalf("replay of a child the golden job never started: %v, want a divergence at step 1 kid", err)
+	}
 }

@@ -98,6 +98,8 @@ func orNull(r json.RawMessage) json.RawMessage {
 	return r
 }
 
+var _ store.StepStore = (*goldenStore)(nil)
+
 // goldenStore serves a replay's steps from a golden file and records the
 // first step the handler asks for beyond it.
 type goldenStore struct {
@@ -119,6 +121,16 @@ func (gs *goldenStore) JobSteps(context.Context, string) ([]store.StepRecord, er
 
 func (gs *goldenStore) JobStepRecord(_ context.Context, p *store.JobStepParams) (JobRecord, store.StepRecord, error) {
 	return JobRecord{}, store.StepRecord{}, gs.diverge(p.Seq, p.Name, fmt.Sprintf("the handler asks for a new %s step the golden job never recorded (it has %d)", p.Kind, len(gs.g.Steps)))
+}
+
+func (gs *goldenStore) JobStepChild(_ context.Context, p *store.JobStepChildParams) (store.ChildStep, error) {
+	return store.ChildStep{}, gs.diverge(p.Seq, p.Name, fmt.Sprintf("the handler starts a child the golden job never started (it has %d steps)", len(gs.g.Steps)))
+}
+
+// JobGet is the read of an awaited child that the golden job did not
+// await: a replay reads nothing.
+func (gs *goldenStore) JobGet(_ context.Context, id string) (JobRecord, error) {
+	return JobRecord{}, gs.diverge(0, "", "the handler awaits child "+id+", which the golden job did not")
 }
 
 func (gs *goldenStore) JobSuspend(_ context.Context, p *store.JobSuspendParams) (JobRecord, error) {

@@ -152,6 +152,9 @@ type Rate struct {
 	// CPU is the phase's CPU per job, client and server; nil where the
 	// process's CPU cannot be read.
 	CPU *CPU `json:"cpu,omitempty"`
+	// Segments compares the first and last SegmentJobs jobs of a work
+	// phase of at least twice as many (a burn-down); nil otherwise.
+	Segments *Segments `json:"segments,omitempty"`
 }
 
 func rate(n int, d time.Duration) Rate {

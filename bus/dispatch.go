@@ -72,7 +72,7 @@ func (b *Bridge) dispatchOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, j := range jobs {
-		b.out.add(j.ID, *j.LeaseExpiresAt)
+		b.out.add(j, *j.LeaseExpiresAt)
 	}
 	futures := make([]jetstream.PubAckFuture, len(jobs))
 	for i, j := range jobs {

@@ -186,7 +186,7 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event, kind strin
 	}
 	info, ok := b.ev.get(ev.JobID)
 	if !ok || ev.ToState.Terminal() {
-		j, err := b.st.JobGet(ctx, ev.JobID)
+		j, err := b.eventJob(ctx, ev, info)
 		switch {
 		case errors.Is(err, lifecycle.ErrNotFound): // retention removed it: the event says enough
 			r.JobID, r.Topic = orText(ev.CorrelationID, ev.JobID), kind
@@ -207,6 +207,16 @@ func (b *Bridge) eventResult(ctx context.Context, ev lifecycle.Event, kind strin
 	}
 	r.JobID, r.Topic = orText(info.jobID, ev.JobID), info.topic
 	return r, nil
+}
+
+// eventJob is the job an event needs read: the record the bridge kept when
+// it applied the result that ended the job, if the event is that change
+// (same revision), else the row.
+func (b *Bridge) eventJob(ctx context.Context, ev lifecycle.Event, info eventInfo) (lifecycle.Job, error) {
+	if j := info.last; j != nil && j.ID == ev.JobID && j.Rev == ev.Rev && j.State == ev.ToState {
+		return *j, nil
+	}
+	return b.st.JobGet(ctx, ev.JobID)
 }
 
 // terminalStatus is a terminal job's seed-bus status: as StatusOf, except
@@ -234,16 +244,27 @@ func eventError(ev lifecycle.Event) *lifecycle.JobError {
 }
 
 // eventCache keeps the topic and job_id of the jobs whose events are being
-// published, so that only a job's first and last events read the job.
+// published, so that only a job's first and last events read the job; and
+// a slim record of a job a bus worker's result ended (what its last event
+// needs, the result at most maxHeldBytes), so that this event need not read
+// it either. At most maxFinal such records are kept: while events wait
+// (the bus away), the others are read when their turn comes.
 type eventCache struct {
-	mu   sync.Mutex
-	jobs map[string]eventInfo
+	mu     sync.Mutex
+	jobs   map[string]eventInfo
+	finals int // entries with a record
 }
 
-type eventInfo struct{ jobID, topic string }
+type eventInfo struct {
+	jobID, topic string
+	last         *lifecycle.Job // the job as a result ended it, or nil
+}
 
 // maxCached bounds the cache; past it the cache starts again.
 const maxCached = 100_000
+
+// maxFinal bounds the records kept for last events.
+const maxFinal = 4096
 
 func newEventCache() *eventCache { return &eventCache{jobs: map[string]eventInfo{}} }
 
@@ -257,8 +278,32 @@ func (c *eventCache) get(id string) (eventInfo, bool) {
 func (c *eventCache) put(id string, i eventInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.set(id, i)
+}
+
+// final keeps a slim record of j, ended by a result, for its last event.
+func (c *eventCache) final(j lifecycle.Job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := eventInfo{jobID: j.CorrelationID, topic: orText(j.Topic, j.Kind)}
+	if c.finals < maxFinal && len(j.Result) <= maxHeldBytes {
+		i.last = &lifecycle.Job{ID: j.ID, CorrelationID: j.CorrelationID, Topic: j.Topic, Kind: j.Kind, State: j.State, Rev: j.Rev,
+			Result: j.Result, ResultPtr: j.ResultPtr, ExecutionMS: j.ExecutionMS, ReasonCode: j.ReasonCode, Reason: j.Reason}
+	}
+	c.set(j.ID, i)
+}
+
+// set stores i under id, keeping the count of records; c.mu is held.
+func (c *eventCache) set(id string, i eventInfo) {
 	if len(c.jobs) >= maxCached {
 		clear(c.jobs)
+		c.finals = 0
+	}
+	if old, ok := c.jobs[id]; ok && old.last != nil {
+		c.finals--
+	}
+	if i.last != nil {
+		c.finals++
 	}
 	c.jobs[id] = i
 }
@@ -266,5 +311,8 @@ func (c *eventCache) put(id string, i eventInfo) {
 func (c *eventCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.jobs[id]; ok && old.last != nil {
+		c.finals--
+	}
 	delete(c.jobs, id)
 }

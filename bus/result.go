@@ -66,7 +66,7 @@ func (b *Bridge) applyResult(ctx context.Context, msg jetstream.Msg) {
 		b.ignore(msg, r, ignoredStale, "the token is not the job's current lease")
 		return
 	}
-	err = b.apply(ctx, j, r)
+	next, err := b.apply(ctx, j, r)
 	switch {
 	case errors.Is(err, lifecycle.ErrStaleLease):
 		b.ignore(msg, r, ignoredStale, err.Error())
@@ -76,20 +76,25 @@ func (b *Bridge) applyResult(ctx context.Context, msg jetstream.Msg) {
 		b.retryLater(msg, r, err)
 	default:
 		b.m.applied.WithLabelValues(string(r.Status)).Inc()
-		b.settled(j, r)
+		b.settled(next, r)
 		_ = msg.Ack()
 	}
 }
 
-// settled updates what is out with bus workers after an applied result: an
-// outcome frees the job's slot, a heartbeat extends it.
-func (b *Bridge) settled(j lifecycle.Job, r JobResult) {
+// settled updates what is out with bus workers after an applied result,
+// next being the job as the result left it: an outcome frees the job's
+// slot, a heartbeat extends it, and both keep the job's new record.
+func (b *Bridge) settled(next lifecycle.Job, r JobResult) {
 	switch r.Status {
 	case StatusRunning:
+		b.out.refresh(next)
 	case StatusHeartbeat:
-		b.out.add(j.ID, b.cfg.Clock.Now().Add(b.cfg.LeaseTTL))
+		b.out.add(next, b.cfg.Clock.Now().Add(b.cfg.LeaseTTL))
 	default:
-		b.out.done(j.ID)
+		b.out.done(next.ID)
+		if next.State.Terminal() {
+			b.ev.final(next)
+		}
 	}
 }
 
@@ -106,39 +111,41 @@ func (r JobResult) check() string {
 	return "status " + string(r.Status) + ": a bus worker reports RUNNING, HEARTBEAT, SUCCEEDED, FAILED, TIMEOUT or CANCELLED"
 }
 
-// apply performs the transition the result asks for. A job still claimed
-// (DISPATCHED) is started first: a worker may report its outcome without
-// ever saying RUNNING.
-func (b *Bridge) apply(ctx context.Context, j lifecycle.Job, r JobResult) error {
+// apply performs the transition the result asks for, and returns the job
+// as it left it. A job still claimed (DISPATCHED) is started first: a
+// worker may report its outcome without ever saying RUNNING.
+func (b *Bridge) apply(ctx context.Context, j lifecycle.Job, r JobResult) (lifecycle.Job, error) {
 	owner := store.OwnerParams{JobID: j.ID, LeaseID: r.LeaseID}
 	if j.State == lifecycle.Claimed && r.Status != StatusHeartbeat {
-		if _, err := b.st.JobStart(ctx, &owner); err != nil {
-			return err
+		started, err := b.st.JobStart(ctx, &owner)
+		if err != nil {
+			return j, err
 		}
+		j = started
 	}
 	var err error
 	switch r.Status {
 	case StatusRunning:
+		return j, nil
 	case StatusHeartbeat:
-		_, err = b.st.JobHeartbeat(ctx, &store.JobHeartbeatParams{OwnerParams: owner, LeaseTTL: b.cfg.LeaseTTL})
+		return b.st.JobHeartbeat(ctx, &store.JobHeartbeatParams{OwnerParams: owner, LeaseTTL: b.cfg.LeaseTTL})
 	case StatusSucceeded:
 		var res []store.Result
 		res, err = b.st.JobComplete(ctx, []store.JobCompleteParams{{OwnerParams: owner, Result: r.Result,
 			ResultPtr: r.ResultPtr, ExecutionMS: r.ExecutionMS}})
-		if err == nil {
-			err = res[0].Err
+		if err != nil {
+			return j, err
 		}
+		return res[0].Job, res[0].Err
 	case StatusCancelled:
 		if j.State == lifecycle.CancelRequested {
-			_, err = b.st.JobAckCancel(ctx, &owner)
-			break
+			return b.st.JobAckCancel(ctx, &owner)
 		}
-		_, err = b.st.JobFail(ctx, &store.JobFailParams{OwnerParams: owner, ExecutionMS: r.ExecutionMS,
+		return b.st.JobFail(ctx, &store.JobFailParams{OwnerParams: owner, ExecutionMS: r.ExecutionMS,
 			Error: lifecycle.JobError{Code: "cancelled", Message: orText(r.ErrorMessage, "the bus worker cancelled the job"), Class: lifecycle.ClassPermanent}})
 	default: // FAILED, TIMEOUT
-		_, err = b.st.JobFail(ctx, &store.JobFailParams{OwnerParams: owner, ExecutionMS: r.ExecutionMS, Error: r.jobError()})
+		return b.st.JobFail(ctx, &store.JobFailParams{OwnerParams: owner, ExecutionMS: r.ExecutionMS, Error: r.jobError()})
 	}
-	return err
 }
 
 // jobError is the error a FAILED or TIMEOUT result records.

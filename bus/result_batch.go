@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,7 +27,10 @@ type doneResult struct {
 // transaction (each fenced on its own lease, acked after the commit);
 // every other result, and any result about a job an earlier message of
 // the batch concerns, goes one by one in order (applyResult), so each job's
-// results keep their order.
+// results keep their order. A job this bridge dispatched is judged on the
+// record its dispatch (or last heartbeat) left, and completed from it
+// without reading its row (the store writes it only where the row is still
+// at that revision); any other job is read first.
 func (b *Bridge) applyResults(ctx context.Context, msgs []jetstream.Msg) {
 	type decoded struct {
 		r  JobResult
@@ -43,9 +45,14 @@ func (b *Bridge) applyResults(ctx context.Context, msgs []jetstream.Msg) {
 		ok := json.Unmarshal(msg.Data(), &r) == nil && r.check() == "" && r.Status == StatusSucceeded && !touched[r.StintJobID]
 		touched[orText(r.StintJobID, resultKey(msg))] = true
 		ds[i] = decoded{r: r, ok: ok}
-		if ok {
-			reads = append(reads, i)
+		if !ok {
+			continue
 		}
+		if j, held := b.out.held(r.StintJobID); held && completes(j, r) {
+			ds[i].j = j
+			continue
+		}
+		reads = append(reads, i)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -53,10 +60,8 @@ func (b *Bridge) applyResults(ctx context.Context, msgs []jetstream.Msg) {
 		wg.Go(func() {
 			for i := range next {
 				j, err := b.st.JobGet(ctx, ds[i].r.StintJobID)
-				r := ds[i].r
 				ds[i].j = j
-				ds[i].ok = err == nil && j.State == lifecycle.Running && (r.JobID == "" || r.JobID == j.CorrelationID) &&
-					(r.Attempt == 0 || r.Attempt == j.Attempt) && r.LeaseID == j.LeaseID
+				ds[i].ok = err == nil && completes(j, ds[i].r)
 			}
 		})
 	}
@@ -78,6 +83,13 @@ func (b *Bridge) applyResults(ctx context.Context, msgs []jetstream.Msg) {
 	b.lanes(ctx, rest, resultKey, b.applyResult)
 }
 
+// completes reports whether a SUCCEEDED result r completes j: j runs under
+// r's token.
+func completes(j lifecycle.Job, r JobResult) bool {
+	return j.ID == r.StintJobID && j.State == lifecycle.Running && (r.JobID == "" || r.JobID == j.CorrelationID) &&
+		(r.Attempt == 0 || r.Attempt == j.Attempt) && r.LeaseID == j.LeaseID
+}
+
 // completeMany completes the jobs of done in one transaction.
 func (b *Bridge) completeMany(ctx context.Context, done []doneResult) {
 	if len(done) == 0 {
@@ -96,17 +108,12 @@ func (b *Bridge) completeMany(ctx context.Context, done []doneResult) {
 		return
 	}
 	for i, d := range done {
-		switch e := res[i].Err; {
-		case errors.Is(e, lifecycle.ErrStaleLease):
-			b.ignore(d.msg, d.r, ignoredStale, e.Error())
-		case errors.Is(e, lifecycle.ErrInvalidTransition), errors.Is(e, lifecycle.ErrValidation):
-			b.ignore(d.msg, d.r, ignoredInvalid, e.Error())
-		case e != nil:
-			b.retryLater(d.msg, d.r, e)
-		default:
-			b.m.applied.WithLabelValues(string(d.r.Status)).Inc()
-			b.settled(d.j, d.r)
-			_ = d.msg.Ack()
+		if res[i].Err != nil { // refused by its row: judged and answered one by one
+			b.applyResult(ctx, d.msg)
+			continue
 		}
+		b.m.applied.WithLabelValues(string(d.r.Status)).Inc()
+		b.settled(res[i].Job, d.r)
+		_ = d.msg.Ack()
 	}
 }

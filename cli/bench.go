@@ -269,6 +269,10 @@ func writeBenchReport(w io.Writer, r benchResult, profile string) error {
 	t.row("enqueue", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs; batches of %d, %d at once)",
 		groupDigits(int(rep.Enqueue.PerSecond)), groupDigits(rep.Enqueue.Jobs), rep.Enqueue.Seconds, rep.Enqueue.Batch, rep.Enqueue.Producers))
 	t.row("work", fmt.Sprintf("%s jobs/s  (%s jobs in %.2fs)", groupDigits(int(rep.Work.PerSecond)), groupDigits(rep.Work.Jobs), rep.Work.Seconds))
+	if g := rep.Work.Segments; g != nil {
+		t.row("burn-down", fmt.Sprintf("first %s jobs %s jobs/s, last %s jobs/s (%.2f of the first)",
+			groupDigits(g.Jobs), groupDigits(int(g.First)), groupDigits(int(g.Last)), g.LastOverFirst))
+	}
 	if e, w := rep.Enqueue.CPU, rep.Work.CPU; e != nil && w != nil {
 		t.row("cpu", "enqueue: "+cpuLine(*e)+";  work: "+cpuLine(*w))
 	}

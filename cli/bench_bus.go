@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -12,9 +13,10 @@ import (
 )
 
 type benchBusOptions struct {
-	url    string
-	jobs   int
-	asJSON bool
+	url        string
+	jobs       int
+	asJSON     bool
+	cpuProfile string
 }
 
 func (a *app) benchBusCmd() *cobra.Command {
@@ -41,13 +43,28 @@ func (a *app) benchBusCmd() *cobra.Command {
 					err = cerr
 				}
 			}()
+			var profile *os.File
+			if o.cpuProfile != "" {
+				if profile, err = os.Create(o.cpuProfile); err != nil {
+					return usageErrorf("--cpuprofile: %v", err)
+				}
+				defer profile.Close()
+			}
 			out := cmd.OutOrStdout()
 			if !o.asJSON {
 				fmt.Fprintf(out, "stint bench bus: %s requests on %s through NATS %s (load average %s, %d CPUs)\n",
 					groupDigits(o.jobs), where, o.url, loadAverage(), runtime.NumCPU())
 			}
 			quiet := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if profile != nil {
+				if err := pprof.StartCPUProfile(profile); err != nil {
+					return fmt.Errorf("start the CPU profile: %w", err)
+				}
+			}
 			rep, err := bus.Bench(ctx, st, bus.BenchConfig{URL: o.url, Jobs: o.jobs, Bridge: bus.Config{Logger: quiet}})
+			if profile != nil {
+				pprof.StopCPUProfile()
+			}
 			if err != nil {
 				return err
 			}
@@ -66,6 +83,7 @@ func (a *app) benchBusCmd() *cobra.Command {
 	f.StringVar(&o.url, "nats-url", o.url, "the NATS server (JetStream enabled)")
 	f.Var(intFlag{p: &o.jobs, min: 1, max: 10_000_000}, "jobs", "JobRequests to publish")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	return cmd
 }
 

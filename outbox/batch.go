@@ -36,34 +36,37 @@ type BatchSender interface {
 // not be reached: retried with backoff for as long as it takes.
 var ErrUnavailable = errors.New("the receiver is unavailable")
 
-// batchHooks knows which webhooks the batch sender handles, read from the
-// store at most once a second.
+// batchHooks knows which webhooks the batch sender handles, and whether
+// there are others, read from the store at most once a second.
 type batchHooks struct {
-	mu  sync.Mutex
-	at  time.Time
-	ids []string
+	mu     sync.Mutex
+	at     time.Time
+	ids    []string
+	others bool
 }
 
-func (d *Deliverer) batchHookIDs(ctx context.Context) ([]string, error) {
+func (d *Deliverer) batchHookIDs(ctx context.Context) (ids []string, others bool, err error) {
 	h := &d.hooks
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := d.cfg.Clock.Now()
 	if !h.at.IsZero() && now.Sub(h.at) < time.Second && !now.Before(h.at) {
-		return h.ids, nil
+		return h.ids, h.others, nil
 	}
 	ws, err := d.store.WebhookList(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	h.ids = h.ids[:0:0]
+	h.ids, h.others = h.ids[:0:0], false
 	for _, w := range ws {
 		if d.batch.Handles(w) {
 			h.ids = append(h.ids, w.ID)
+		} else {
+			h.others = true
 		}
 	}
 	h.at = now
-	return h.ids, nil
+	return h.ids, h.others, nil
 }
 
 // passBatch claims up to BatchLimit messages of the batch sender's

@@ -193,7 +193,7 @@ func (d *Deliverer) pass(ctx context.Context, batch bool) (int, error) {
 	var n int
 	var skip []string
 	if d.batch != nil {
-		ids, err := d.batchHookIDs(ctx)
+		ids, others, err := d.batchHookIDs(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -203,6 +203,13 @@ func (d *Deliverer) pass(ctx context.Context, batch bool) (int, error) {
 				return k, err
 			}
 			n = k
+		}
+		if n > 0 && !others {
+			// Only the sender's webhooks: the claim below would walk the
+			// same pending messages to find none. It runs on a pass that
+			// found nothing (it also dead-letters the messages of removed
+			// webhooks), so a busy worker goes straight on with the batch.
+			return n, nil
 		}
 		skip = ids
 	}

@@ -200,16 +200,23 @@ func (r *Run) save(ctx context.Context, p store.JobStepParams) (store.StepRecord
 		p.Status = store.StepOK
 	}
 	_, rec, err := r.ss.JobStepRecord(context.WithoutCancel(ctx), &p)
-	switch {
-	case err == nil:
-		r.mu.Lock()
-		r.taken++
-		r.mu.Unlock()
-		return rec, nil
-	case errors.Is(err, store.ErrStaleLease), errors.Is(err, store.ErrStepConflict), errors.Is(err, store.ErrInvalidTransition):
-		return rec, err
+	if err != nil {
+		return rec, r.saveError(p.Seq, p.Name, err)
 	}
-	return rec, fmt.Errorf("%w: step %d %q: %w", ErrSaveFailed, p.Seq, p.Name, err)
+	r.mu.Lock()
+	r.taken++
+	r.mu.Unlock()
+	return rec, nil
+}
+
+// saveError says what a store's refusal to record step seq means: a stale
+// lease or another attempt's record ends this attempt's claim on the job;
+// anything else aborts the attempt with checkpoint_save_failed.
+func (r *Run) saveError(seq int, name string, err error) error {
+	if errors.Is(err, store.ErrStaleLease) || errors.Is(err, store.ErrStepConflict) || errors.Is(err, store.ErrInvalidTransition) {
+		return err
+	}
+	return fmt.Errorf("%w: step %d %q: %w", ErrSaveFailed, seq, name, err)
 }
 
 // storeNow estimates the store's clock: the store's time of this attempt's

@@ -131,14 +131,12 @@ func (r *Run) WaitSignal(ctx context.Context, name string, timeout time.Duration
 	return o.Payload, o.Received, nil
 }
 
-// childRef is the output of a child record.
-type childRef struct {
-	JobID string `json:"job_id"`
-}
-
 // Child enqueues spec as a child job of this one, once: parent_job_id is
-// this job, step_index the step's place, and the enqueue's request id is
-// derived from both, so a replay after a crash finds the same child.
+// this job and step_index the step's place. The store enqueues the child
+// and records the step naming it in one transaction fenced by the lease
+// (store.StepStore's JobStepChild), so a replay finds the same child, and a
+// worker over a server's API (whose token may not enqueue) starts children
+// too.
 func (r *Run) Child(ctx context.Context, name string, spec lifecycle.Spec) (string, error) {
 	seq, rec, err := r.take(ctx, name, store.StepChild)
 	if err != nil {
@@ -148,28 +146,24 @@ func (r *Run) Child(ctx context.Context, name string, spec lifecycle.Spec) (stri
 		if err := r.before(ctx); err != nil {
 			return "", err
 		}
-		j := r.host.Record()
-		spec.ParentJobID, spec.StepIndex = j.ID, seq
-		if spec.CorrelationID == "" {
-			spec.CorrelationID = j.CorrelationID
+		res, err := r.ss.JobStepChild(context.WithoutCancel(ctx), &store.JobStepChildParams{OwnerParams: r.owner(),
+			Seq: seq, Name: name, Spec: spec})
+		if errors.Is(err, store.ErrValidation) && !errors.Is(err, store.ErrStepTooLarge) {
+			return "", err // the child's spec: the handler's to fix
 		}
-		res, err := r.host.Store().JobEnqueue(context.WithoutCancel(ctx), &store.JobEnqueueParams{
-			Jobs: []lifecycle.Spec{spec}, ActorID: j.ID, RequestID: fmt.Sprintf("%s/step/%d", j.ID, seq)})
 		if err != nil {
-			return "", err
+			return "", r.saveError(seq, name, err)
 		}
-		out, _ := marshal(childRef{JobID: res[0].Job.ID})
-		saved, err := r.save(ctx, store.JobStepParams{Seq: seq, Name: name, Kind: store.StepChild, Output: out})
-		if err != nil {
-			return "", err
-		}
-		rec = &saved
+		r.mu.Lock()
+		r.taken++
+		r.mu.Unlock()
+		rec = &res.Step
 	}
-	var c childRef
-	if err := json.Unmarshal(rec.Output, &c); err != nil || c.JobID == "" {
-		return "", fmt.Errorf("%w: step %d holds no child job", ErrNondeterministic, seq)
+	id, err := store.ChildOf(*rec)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNondeterministic, err)
 	}
-	return c.JobID, nil
+	return id, nil
 }
 
 // Outcome is how an awaited child job ended.
@@ -181,16 +175,17 @@ type Outcome struct {
 	Reason string              `json:"reason,omitempty"`
 }
 
-// Await waits for the child job id to end and returns how it ended. While
-// it waits the job holds no lease (ErrSuspended: the handler returns); the
-// child's end wakes it, and poll bounds each wait in case a wake is missed.
+// Await waits for the child job id (one this job started) to end and
+// returns how it ended. While it waits the job holds no lease
+// (ErrSuspended: the handler returns); the child's end wakes it, and poll
+// bounds each wait in case a wake is missed.
 func (r *Run) Await(ctx context.Context, name, id string, poll time.Duration) (Outcome, error) {
 	seq, rec, err := r.take(ctx, name, store.StepAwait)
 	if err != nil {
 		return Outcome{}, err
 	}
 	for rec == nil {
-		c, err := r.host.Store().JobGet(context.WithoutCancel(ctx), id)
+		c, err := r.readChild(context.WithoutCancel(ctx), id)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -216,4 +211,24 @@ func (r *Run) Await(ctx context.Context, name, id string, poll time.Duration) (O
 		return Outcome{}, fmt.Errorf("%w: step %d holds no outcome: %v", ErrNondeterministic, seq, err)
 	}
 	return o, nil
+}
+
+// readChild reads the child id of this job, as the lease holder when the
+// store reads that way (store.LeasedStepReader: over a server's API, where
+// a worker token reads only its job's children). A job that is not this
+// job's child is refused: its end would never wake this job.
+func (r *Run) readChild(ctx context.Context, id string) (store.Job, error) {
+	if lr, ok := r.ss.(store.LeasedStepReader); ok {
+		o := r.owner()
+		return lr.JobChildLeased(ctx, &o, id)
+	}
+	c, err := r.host.Store().JobGet(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	if j := r.host.Record(); c.ParentJobID != j.ID {
+		return c, &lifecycle.Error{Kind: store.ErrNotFound, JobID: id,
+			Msg: fmt.Sprintf("job %s is not a child of job %s: await the jobs the handler started with StartChild", id, j.ID)}
+	}
+	return c, nil
 }

@@ -106,6 +106,11 @@ type StepStore interface {
 	// step again by the same lease (a retry after a lost reply) returns the
 	// record as it was.
 	JobStepRecord(ctx context.Context, p *JobStepParams) (Job, StepRecord, error)
+	// JobStepChild enqueues a child job and records the step naming it, in
+	// one transaction fenced by the parent's lease (step_child.go): a stale
+	// lease changes nothing, and a retry by the same lease returns the same
+	// child and record.
+	JobStepChild(ctx context.Context, p *JobStepChildParams) (ChildStep, error)
 	// JobSuspend gives the lease of a running job back until a wake time
 	// (suspended event): the attempt ends without failing. A wait whose
 	// signal already came, or whose child already ended, is refused with
@@ -133,6 +138,9 @@ type LeasedStepReader interface {
 	JobStepsLeased(ctx context.Context, p *OwnerParams) ([]StepRecord, error)
 	// JobSignalLeased returns the signal of a name sent to that job, if any.
 	JobSignalLeased(ctx context.Context, p *OwnerParams, name string) (Signal, bool, error)
+	// JobChildLeased returns a child job of that job (one whose
+	// parent_job_id it is), for the holder to see how it ended.
+	JobChildLeased(ctx context.Context, p *OwnerParams, childID string) (Job, error)
 }
 
 // JobStepParams record one step.

@@ -29,6 +29,7 @@ func testSteps(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"suspend_spends_no_attempt", testStepSuspend},
 		{"signals", testStepSignals},
 		{"child_wakes_parent", testStepChild},
+		{"child_step", testStepChildStart},
 		{"retain", testStepRetain},
 	} {
 		t.Run(c.name, func(t *testing.T) {

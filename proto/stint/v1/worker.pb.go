@@ -2333,6 +2333,247 @@ func (x *GetSignalResponse) GetSignal() *Signal {
 	return nil
 }
 
+// StartChildRequest starts a child job as step seq of the owner's job.
+type StartChildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// seq is the step's place, from 1: one after the last recorded step.
+	Seq  int32  `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// job is the child's spec. Leave parent_job_id and step_index empty (the
+	// server sets them); correlation_id defaults to the parent's.
+	Job           *Spec `protobuf:"bytes,4,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartChildRequest) Reset() {
+	*x = StartChildRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartChildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartChildRequest) ProtoMessage() {}
+
+func (x *StartChildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartChildRequest.ProtoReflect.Descriptor instead.
+func (*StartChildRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *StartChildRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *StartChildRequest) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *StartChildRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StartChildRequest) GetJob() *Spec {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type StartChildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job is the parent after the step.
+	Job *Job `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// step is the child step; its output is {"job_id": "<the child's id>"}.
+	Step          *Step `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	Child         *Job  `protobuf:"bytes,3,opt,name=child,proto3" json:"child,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartChildResponse) Reset() {
+	*x = StartChildResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartChildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartChildResponse) ProtoMessage() {}
+
+func (x *StartChildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartChildResponse.ProtoReflect.Descriptor instead.
+func (*StartChildResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *StartChildResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *StartChildResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *StartChildResponse) GetChild() *Job {
+	if x != nil {
+		return x.Child
+	}
+	return nil
+}
+
+type GetChildRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Owner         *Owner                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	ChildId       string                 `protobuf:"bytes,2,opt,name=child_id,json=childId,proto3" json:"child_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetChildRequest) Reset() {
+	*x = GetChildRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetChildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetChildRequest) ProtoMessage() {}
+
+func (x *GetChildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetChildRequest.ProtoReflect.Descriptor instead.
+func (*GetChildRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetChildRequest) GetOwner() *Owner {
+	if x != nil {
+		return x.Owner
+	}
+	return nil
+}
+
+func (x *GetChildRequest) GetChildId() string {
+	if x != nil {
+		return x.ChildId
+	}
+	return ""
+}
+
+type GetChildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Child *Job                   `protobuf:"bytes,1,opt,name=child,proto3" json:"child,omitempty"`
+	// result is the child's result as JSON text, byte for byte as recorded
+	// (child.result, a google.protobuf.Value, turns large integers into
+	// doubles); empty when it has none.
+	Result        string `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetChildResponse) Reset() {
+	*x = GetChildResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetChildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetChildResponse) ProtoMessage() {}
+
+func (x *GetChildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetChildResponse.ProtoReflect.Descriptor instead.
+func (*GetChildResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetChildResponse) GetChild() *Job {
+	if x != nil {
+		return x.Child
+	}
+	return nil
+}
+
+func (x *GetChildResponse) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
 type CompleteAndClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// completions to write first, at most 1000; may be empty.
@@ -2345,7 +2586,7 @@ type CompleteAndClaimRequest struct {
 
 func (x *CompleteAndClaimRequest) Reset() {
 	*x = CompleteAndClaimRequest{}
-	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	mi := &file_stint_v1_worker_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2598,7 @@ func (x *CompleteAndClaimRequest) String() string {
 func (*CompleteAndClaimRequest) ProtoMessage() {}
 
 func (x *CompleteAndClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[40]
+	mi := &file_stint_v1_worker_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2611,7 @@ func (x *CompleteAndClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteAndClaimRequest.ProtoReflect.Descriptor instead.
 func (*CompleteAndClaimRequest) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{40}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CompleteAndClaimRequest) GetCompletions() []*CompleteRequest {
@@ -2399,7 +2640,7 @@ type CompleteAndClaimResponse struct {
 
 func (x *CompleteAndClaimResponse) Reset() {
 	*x = CompleteAndClaimResponse{}
-	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	mi := &file_stint_v1_worker_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2411,7 +2652,7 @@ func (x *CompleteAndClaimResponse) String() string {
 func (*CompleteAndClaimResponse) ProtoMessage() {}
 
 func (x *CompleteAndClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_stint_v1_worker_proto_msgTypes[41]
+	mi := &file_stint_v1_worker_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2424,7 +2665,7 @@ func (x *CompleteAndClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteAndClaimResponse.ProtoReflect.Descriptor instead.
 func (*CompleteAndClaimResponse) Descriptor() ([]byte, []int) {
-	return file_stint_v1_worker_proto_rawDescGZIP(), []int{41}
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CompleteAndClaimResponse) GetResults() []*CompleteResult {
@@ -2608,14 +2849,28 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"S\n" +
 	"\x11GetSignalResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12(\n" +
-	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal\"\x84\x01\n" +
+	"\x06signal\x18\x02 \x01(\v2\x10.stint.v1.SignalR\x06signal\"\x82\x01\n" +
+	"\x11StartChildRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x05R\x03seq\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
+	"\x03job\x18\x04 \x01(\v2\x0e.stint.v1.SpecR\x03job\"~\n" +
+	"\x12StartChildResponse\x12\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\"\n" +
+	"\x04step\x18\x02 \x01(\v2\x0e.stint.v1.StepR\x04step\x12#\n" +
+	"\x05child\x18\x03 \x01(\v2\r.stint.v1.JobR\x05child\"S\n" +
+	"\x0fGetChildRequest\x12%\n" +
+	"\x05owner\x18\x01 \x01(\v2\x0f.stint.v1.OwnerR\x05owner\x12\x19\n" +
+	"\bchild_id\x18\x02 \x01(\tR\achildId\"O\n" +
+	"\x10GetChildResponse\x12#\n" +
+	"\x05child\x18\x01 \x01(\v2\r.stint.v1.JobR\x05child\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\"\x84\x01\n" +
 	"\x17CompleteAndClaimRequest\x12;\n" +
 	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\x12,\n" +
 	"\x05claim\x18\x02 \x01(\v2\x16.stint.v1.ClaimRequestR\x05claim\"q\n" +
 	"\x18CompleteAndClaimResponse\x122\n" +
 	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\x12!\n" +
-	"\x04jobs\x18\x02 \x03(\v2\r.stint.v1.JobR\x04jobs2\xab\n" +
-	"\n" +
+	"\x04jobs\x18\x02 \x03(\v2\r.stint.v1.JobR\x04jobs2\xb7\v\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -2638,7 +2893,10 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"RecordStep\x12\x1b.stint.v1.RecordStepRequest\x1a\x1c.stint.v1.RecordStepResponse\x12>\n" +
 	"\aSuspend\x12\x18.stint.v1.SuspendRequest\x1a\x19.stint.v1.SuspendResponse\x12D\n" +
-	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponse\x12Y\n" +
+	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponse\x12G\n" +
+	"\n" +
+	"StartChild\x12\x1b.stint.v1.StartChildRequest\x1a\x1c.stint.v1.StartChildResponse\x12A\n" +
+	"\bGetChild\x12\x19.stint.v1.GetChildRequest\x1a\x1a.stint.v1.GetChildResponse\x12Y\n" +
 	"\x10CompleteAndClaim\x12!.stint.v1.CompleteAndClaimRequest\x1a\".stint.v1.CompleteAndClaimResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
@@ -2653,7 +2911,7 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_stint_v1_worker_proto_goTypes = []any{
 	(*Owner)(nil),                    // 0: stint.v1.Owner
 	(*ClaimRequest)(nil),             // 1: stint.v1.ClaimRequest
@@ -2695,118 +2953,134 @@ var file_stint_v1_worker_proto_goTypes = []any{
 	(*SuspendResponse)(nil),          // 37: stint.v1.SuspendResponse
 	(*GetSignalRequest)(nil),         // 38: stint.v1.GetSignalRequest
 	(*GetSignalResponse)(nil),        // 39: stint.v1.GetSignalResponse
-	(*CompleteAndClaimRequest)(nil),  // 40: stint.v1.CompleteAndClaimRequest
-	(*CompleteAndClaimResponse)(nil), // 41: stint.v1.CompleteAndClaimResponse
-	(*durationpb.Duration)(nil),      // 42: google.protobuf.Duration
-	(*Job)(nil),                      // 43: stint.v1.Job
-	(*structpb.Value)(nil),           // 44: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil),    // 45: google.protobuf.Timestamp
-	(ErrorClass)(0),                  // 46: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),               // 47: stint.v1.RunJobSpec
-	(*RunView)(nil),                  // 48: stint.v1.RunView
-	(*Step)(nil),                     // 49: stint.v1.Step
-	(*Signal)(nil),                   // 50: stint.v1.Signal
+	(*StartChildRequest)(nil),        // 40: stint.v1.StartChildRequest
+	(*StartChildResponse)(nil),       // 41: stint.v1.StartChildResponse
+	(*GetChildRequest)(nil),          // 42: stint.v1.GetChildRequest
+	(*GetChildResponse)(nil),         // 43: stint.v1.GetChildResponse
+	(*CompleteAndClaimRequest)(nil),  // 44: stint.v1.CompleteAndClaimRequest
+	(*CompleteAndClaimResponse)(nil), // 45: stint.v1.CompleteAndClaimResponse
+	(*durationpb.Duration)(nil),      // 46: google.protobuf.Duration
+	(*Job)(nil),                      // 47: stint.v1.Job
+	(*structpb.Value)(nil),           // 48: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),    // 49: google.protobuf.Timestamp
+	(ErrorClass)(0),                  // 50: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),               // 51: stint.v1.RunJobSpec
+	(*RunView)(nil),                  // 52: stint.v1.RunView
+	(*Step)(nil),                     // 53: stint.v1.Step
+	(*Signal)(nil),                   // 54: stint.v1.Signal
+	(*Spec)(nil),                     // 55: stint.v1.Spec
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	42, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	42, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	43, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	46, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	46, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	47, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	43, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	47, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	42, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	44, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	43, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	45, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	46, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	48, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	47, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	49, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	44, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	44, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	43, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	48, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	48, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	47, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	44, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	43, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	48, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	47, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	43, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	47, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	46, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	42, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	50, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	46, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	42, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	42, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	43, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	46, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	46, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	47, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	43, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	47, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	43, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	47, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	43, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	47, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	43, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	47, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	47, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	48, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	51, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	52, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
 	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
 	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
 	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
 	0,  // 41: stint.v1.GetStepsRequest.owner:type_name -> stint.v1.Owner
-	49, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
+	53, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
 	0,  // 43: stint.v1.RecordStepRequest.owner:type_name -> stint.v1.Owner
-	43, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
-	49, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
+	47, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
+	53, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
 	0,  // 46: stint.v1.SuspendRequest.owner:type_name -> stint.v1.Owner
-	45, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
-	42, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
-	43, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
+	49, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
+	46, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
+	47, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
 	0,  // 50: stint.v1.GetSignalRequest.owner:type_name -> stint.v1.Owner
-	50, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
-	9,  // 52: stint.v1.CompleteAndClaimRequest.completions:type_name -> stint.v1.CompleteRequest
-	1,  // 53: stint.v1.CompleteAndClaimRequest.claim:type_name -> stint.v1.ClaimRequest
-	12, // 54: stint.v1.CompleteAndClaimResponse.results:type_name -> stint.v1.CompleteResult
-	43, // 55: stint.v1.CompleteAndClaimResponse.jobs:type_name -> stint.v1.Job
-	1,  // 56: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 57: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 58: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 59: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 60: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 61: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 62: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 63: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 64: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 65: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 66: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 67: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 68: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	29, // 69: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
-	32, // 70: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
-	34, // 71: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
-	36, // 72: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
-	38, // 73: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
-	40, // 74: stint.v1.WorkerService.CompleteAndClaim:input_type -> stint.v1.CompleteAndClaimRequest
-	2,  // 75: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 76: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 77: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 78: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 79: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 80: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 81: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 82: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 83: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 84: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 85: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 86: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 87: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	31, // 88: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
-	33, // 89: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
-	35, // 90: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
-	37, // 91: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
-	39, // 92: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
-	41, // 93: stint.v1.WorkerService.CompleteAndClaim:output_type -> stint.v1.CompleteAndClaimResponse
-	75, // [75:94] is the sub-list for method output_type
-	56, // [56:75] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	54, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
+	0,  // 52: stint.v1.StartChildRequest.owner:type_name -> stint.v1.Owner
+	55, // 53: stint.v1.StartChildRequest.job:type_name -> stint.v1.Spec
+	47, // 54: stint.v1.StartChildResponse.job:type_name -> stint.v1.Job
+	53, // 55: stint.v1.StartChildResponse.step:type_name -> stint.v1.Step
+	47, // 56: stint.v1.StartChildResponse.child:type_name -> stint.v1.Job
+	0,  // 57: stint.v1.GetChildRequest.owner:type_name -> stint.v1.Owner
+	47, // 58: stint.v1.GetChildResponse.child:type_name -> stint.v1.Job
+	9,  // 59: stint.v1.CompleteAndClaimRequest.completions:type_name -> stint.v1.CompleteRequest
+	1,  // 60: stint.v1.CompleteAndClaimRequest.claim:type_name -> stint.v1.ClaimRequest
+	12, // 61: stint.v1.CompleteAndClaimResponse.results:type_name -> stint.v1.CompleteResult
+	47, // 62: stint.v1.CompleteAndClaimResponse.jobs:type_name -> stint.v1.Job
+	1,  // 63: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 64: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 65: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 66: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 67: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 68: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 69: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 70: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 71: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 72: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 73: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 74: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 75: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 76: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	32, // 77: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
+	34, // 78: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
+	36, // 79: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
+	38, // 80: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
+	40, // 81: stint.v1.WorkerService.StartChild:input_type -> stint.v1.StartChildRequest
+	42, // 82: stint.v1.WorkerService.GetChild:input_type -> stint.v1.GetChildRequest
+	44, // 83: stint.v1.WorkerService.CompleteAndClaim:input_type -> stint.v1.CompleteAndClaimRequest
+	2,  // 84: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 85: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 86: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 87: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 88: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 89: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 90: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 91: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 92: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 93: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 94: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 95: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 96: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 97: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	33, // 98: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
+	35, // 99: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
+	37, // 100: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
+	39, // 101: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
+	41, // 102: stint.v1.WorkerService.StartChild:output_type -> stint.v1.StartChildResponse
+	43, // 103: stint.v1.WorkerService.GetChild:output_type -> stint.v1.GetChildResponse
+	45, // 104: stint.v1.WorkerService.CompleteAndClaim:output_type -> stint.v1.CompleteAndClaimResponse
+	84, // [84:105] is the sub-list for method output_type
+	63, // [63:84] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -2823,7 +3097,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -89,3 +89,38 @@ class StepsTest(ServerTestCase):
         with self.assertRaises(ValidationError):
             self.client.signal(job["id"], "", None)
         self.assertEqual(self.client.steps(job["id"]), [])
+
+
+class ChildStepsTest(ServerTestCase):
+    def test_start_and_await_a_child_with_a_worker_token(self) -> None:
+        seen = []
+        release = threading.Event()
+        w = Worker(self.srv.url, self.srv.tokens["worker"], queues={"p-family": 4}, claim_wait=5)
+        self.addCleanup(w.stop)
+
+        @w.handle("parent")
+        def parent(job):
+            child = job.start_child("kid", {"kind": "kid", "queue": "p-family", "payload": {"n": 20}})
+            seen.append(child)
+            outcome = job.await_child("await kid", child)
+            return {"child": outcome["state"], "n": outcome["result"]["n"]}
+
+        @w.handle("kid")
+        def kid(job):
+            release.wait(30)
+            return {"n": job.payload["n"] + 1}
+
+        w.start()
+        job = self.client.enqueue({"kind": "parent", "queue": "p-family"}).job
+        wait_for("the parent awaiting its child", lambda: self.client.get(job["id"])["state"] == "JOB_STATE_SCHEDULED")
+        release.set()
+        done = wait_for("the parent to succeed",
+                        lambda: (lambda j: j if j["state"] == "JOB_STATE_SUCCEEDED" else None)(self.client.get(job["id"])))
+        self.assertEqual(done["result"], {"child": "succeeded", "n": 21})
+        self.assertGreaterEqual(len(seen), 2)
+        self.assertEqual(len(set(seen)), 1, "the replay after the wake finds the same child")
+        child = self.client.get(seen[0])
+        self.assertEqual((child["parentJobId"], child["stepIndex"]), (job["id"], 1))
+        steps = self.client.steps(job["id"])
+        self.assertEqual([f'{s["kind"]}:{s["name"]}' for s in steps], ["child:kid", "await:await kid"])
+        self.assertEqual(steps[1]["output"], '{"job_id":"%s","state":"succeeded","result":{"n":21}}' % seen[0])

@@ -5,7 +5,7 @@
 export { Client, type EnqueueResult, type JobPage, type ListFilter, type RunPage } from "./client.js";
 export { Worker, type Handler, type Logger, type Outcome, type WorkerOptions } from "./worker.js";
 export { Job, type CheckpointOptions } from "./job.js";
-export { Nondeterministic, SaveFailed, StepFailed, Suspended, type StepOptions } from "./steps.js";
+export { type ChildOutcome, Nondeterministic, SaveFailed, StepFailed, Suspended, type StepOptions } from "./steps.js";
 export type { ConnectOptions } from "./transport.js";
 export * from "./control.js";
 export * from "./errors.js";

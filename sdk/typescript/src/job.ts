@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import type { Job as PBJob, JobJson } from "./gen/stint/v1/types_pb.js";
+import type { Job as PBJob, JobJson, SpecJson } from "./gen/stint/v1/types_pb.js";
 import type { Owner } from "./gen/stint/v1/worker_pb.js";
 import { jobJson, jsonOf } from "./json.js";
-import { type StepHost, type StepOptions, Steps } from "./steps.js";
+import { type ChildOutcome, type StepHost, type StepOptions, Steps } from "./steps.js";
 
 /** The worker's side of a job, which the handler's calls go through. */
 export interface JobHost {
@@ -120,6 +120,27 @@ export class Job {
    */
   waitSignal(name: string, timeoutMs: number): Promise<{ received: boolean; payload?: unknown }> {
     return this.#stepState().waitSignal(name, timeoutMs);
+  }
+
+  /**
+   * startChild enqueues spec (as Client.enqueue takes it) as a child job,
+   * once, as the step name, and returns its id (the same one on every
+   * replay). Its parentJobId is this job and its stepIndex the step's
+   * place; the child and the step's record are written in one call fenced
+   * by the lease (WorkerService/StartChild), so a worker token may call it.
+   */
+  startChild(name: string, spec: SpecJson): Promise<string> {
+    return this.#stepState().startChild(name, spec);
+  }
+
+  /**
+   * awaitChild waits durably, as the step name, for the child childId (one
+   * this job started) to end, and returns how it ended. While it waits the
+   * job holds no lease: it throws Suspended (let it propagate); the child's
+   * end wakes the job, and pollMs bounds each wait.
+   */
+  awaitChild(name: string, childId: string, pollMs = 3_600_000): Promise<ChildOutcome> {
+    return this.#stepState().awaitChild(name, childId, pollMs);
   }
 
   /** checkpoint saves state that the next attempt of this job starts from (lastCheckpoint). */

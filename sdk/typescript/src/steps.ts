@@ -1,10 +1,11 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson } from "@bufbuild/protobuf";
 import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import type { Client as RPCClient } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
 import { Permanent } from "./control.js";
 import { InvalidTransitionError, RevisionConflictError, StaleLeaseError, StintError, ValidationError, WaitOverError } from "./errors.js";
 import type { Step } from "./gen/stint/v1/steps_pb.js";
+import { ErrorClass, type Job, JobState, type SpecJson, SpecSchema } from "./gen/stint/v1/types_pb.js";
 import type { Owner, WorkerService } from "./gen/stint/v1/worker_pb.js";
 import type { Sender } from "./sender.js";
 
@@ -79,6 +80,33 @@ export interface StepOptions {
    * step's result, thrown as StepFailed now and on every replay.
    */
   onError?: "abort" | "continue";
+}
+
+/** ChildOutcome is how an awaited child job ended, as Go's engine records it. */
+export interface ChildOutcome {
+  job_id: string;
+  /** state as the lifecycle names it: "succeeded", "failed", "cancelled", "dead_lettered"... */
+  state: string;
+  result?: unknown;
+  error?: { code: string; message: string; class?: string; attempt?: number };
+  reason?: string;
+}
+
+/** terminal are the states a job ends in, as the lifecycle names them. */
+const terminal = new Set(["succeeded", "failed", "cancelled", "timed_out", "halted", "dead_lettered", "denied"]);
+
+/** outcome is an await step's output, as Go's engine writes it: the child's result JSON text goes in byte for byte. */
+function outcome(c: Job, result: string): string {
+  let out = `{"job_id":${JSON.stringify(c.id)},"state":${JSON.stringify(JobState[c.state].toLowerCase())}`;
+  if (result) out += `,"result":${result}`;
+  if (c.error) {
+    const e: ChildOutcome["error"] = { code: c.error.code, message: c.error.message };
+    if (c.error.class !== ErrorClass.UNSPECIFIED) e.class = ErrorClass[c.error.class].toLowerCase();
+    if (c.error.attempt) e.attempt = c.error.attempt;
+    out += `,"error":${JSON.stringify(e)}`;
+  }
+  if (c.reason) out += `,"reason":${JSON.stringify(c.reason)}`;
+  return out + "}";
 }
 
 const billion = 1_000_000_000n;
@@ -194,10 +222,10 @@ export class Steps {
     return nsOf(rec.recordedAt) + BigInt(t.for_ms ?? 0) * 1_000_000n;
   }
 
-  /** suspend gives the lease back until untilNs (or the signal) and throws Suspended. */
-  async suspend(untilNs: bigint, signal = ""): Promise<never> {
+  /** suspend gives the lease back until untilNs (or the signal, or the child's end) and throws Suspended. */
+  async suspend(untilNs: bigint, signal = "", child = ""): Promise<never> {
     const owner = this.job.owner(randomUUID());
-    await this.host.send("suspend", () => this.host.rpc.suspend({ owner, until: timestampOf(untilNs), signal }));
+    await this.host.send("suspend", () => this.host.rpc.suspend({ owner, until: timestampOf(untilNs), signal, child }));
     this.host.suspended(this.job.id);
     throw new Suspended(dateOf(untilNs));
   }
@@ -232,5 +260,44 @@ export class Steps {
     }
     const o = JSON.parse(rec.output || "{}") as { received?: boolean; payload?: unknown };
     return o.received ? { received: true, payload: o.payload } : { received: false };
+  }
+
+  async startChild(name: string, spec: SpecJson): Promise<string> {
+    let [seq, rec] = await this.take(name, "child");
+    if (!rec) {
+      this.job.signal.throwIfAborted();
+      const job = fromJson(SpecSchema, spec as never);
+      // The child and its record in one call, fenced on the lease; one request id for its retries.
+      const owner = this.job.owner(randomUUID());
+      try {
+        const res = await this.host.send("child", () => this.host.rpc.startChild({ owner, seq, name, job }));
+        rec = res.step!;
+      } catch (err) {
+        // No longer this attempt's job; or a bad spec, the handler's to fix.
+        if (err instanceof StaleLeaseError || err instanceof RevisionConflictError || err instanceof InvalidTransitionError || err instanceof ValidationError) throw err;
+        if (err instanceof StintError) throw new SaveFailed(`step ${seq} ${JSON.stringify(name)}: ${err.message}`, { cause: err });
+        throw err;
+      }
+    }
+    const out = JSON.parse(rec.output || "{}") as { job_id?: string };
+    if (!out.job_id) throw new Nondeterministic(`step ${seq} ${JSON.stringify(name)} holds no child job`);
+    return out.job_id;
+  }
+
+  async awaitChild(name: string, childId: string, pollMs: number): Promise<ChildOutcome> {
+    let [seq, rec] = await this.take(name, "await");
+    while (!rec) {
+      const res = await this.host.send("child", () => this.host.rpc.getChild({ owner: this.job.owner(), childId }));
+      if (res.child && terminal.has(JobState[res.child.state].toLowerCase())) {
+        rec = await this.record(seq, name, "await", outcome(res.child, res.result));
+        break;
+      }
+      try {
+        await this.suspend(this.storeNowNs() + BigInt(Math.floor(pollMs)) * 1_000_000n, "", childId);
+      } catch (err) {
+        if (!(err instanceof WaitOverError)) throw err; // the child ended meanwhile: read it
+      }
+    }
+    return JSON.parse(rec.output || "{}") as ChildOutcome;
   }
 }

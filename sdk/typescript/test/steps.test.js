@@ -86,3 +86,34 @@ test("a bad signal is refused and changes nothing", async () => {
   await assert.rejects(client.signal(job.id, ""), ValidationError);
   assert.deepEqual(await client.steps(job.id), []);
 });
+
+test("startChild and awaitChild with a worker token: the parent waits without a lease and replays to the same child", async () => {
+  const seen = [];
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  const w = worker("t-family")
+    .handle("parent", async (job) => {
+      const child = await job.startChild("kid", { kind: "kid", queue: "t-family", payload: { n: 20 } });
+      seen.push(child);
+      const o = await job.awaitChild("await kid", child);
+      return { child: o.state, n: o.result.n };
+    })
+    .handle("kid", async (job) => {
+      await released;
+      return { n: job.payload.n + 1 };
+    });
+  w.start();
+  const { job } = await client.enqueue({ kind: "parent", queue: "t-family" });
+  await inState(job.id, "JOB_STATE_SCHEDULED"); // awaiting its child, no lease held
+  release();
+  const done = await inState(job.id, "JOB_STATE_SUCCEEDED");
+  await w.stop();
+  assert.deepEqual(done.result, { child: "succeeded", n: 21 });
+  assert.ok(seen.length >= 2 && new Set(seen).size === 1, `children seen: ${seen}`);
+  const child = await client.get(seen[0]);
+  assert.equal(child.parentJobId, job.id);
+  assert.equal(child.stepIndex, 1);
+  const steps = await client.steps(job.id);
+  assert.deepEqual(steps.map((s) => `${s.kind}:${s.name}`), ["child:kid", "await:await kid"]);
+  assert.equal(steps[1].output, `{"job_id":"${seen[0]}","state":"succeeded","result":{"n":21}}`);
+});

@@ -75,6 +75,11 @@ const (
 	WorkerServiceSuspendProcedure = "/stint.v1.WorkerService/Suspend"
 	// WorkerServiceGetSignalProcedure is the fully-qualified name of the WorkerService's GetSignal RPC.
 	WorkerServiceGetSignalProcedure = "/stint.v1.WorkerService/GetSignal"
+	// WorkerServiceStartChildProcedure is the fully-qualified name of the WorkerService's StartChild
+	// RPC.
+	WorkerServiceStartChildProcedure = "/stint.v1.WorkerService/StartChild"
+	// WorkerServiceGetChildProcedure is the fully-qualified name of the WorkerService's GetChild RPC.
+	WorkerServiceGetChildProcedure = "/stint.v1.WorkerService/GetChild"
 	// WorkerServiceCompleteAndClaimProcedure is the fully-qualified name of the WorkerService's
 	// CompleteAndClaim RPC.
 	WorkerServiceCompleteAndClaimProcedure = "/stint.v1.WorkerService/CompleteAndClaim"
@@ -137,6 +142,16 @@ type WorkerServiceClient interface {
 	// GetSignal returns the signal of a name sent to the owner's running job,
 	// if any. Only the lease holder reads it.
 	GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error)
+	// StartChild enqueues a child job of the owner's running job and records
+	// the step naming it, in one transaction fenced on the lease: the child's
+	// parent_job_id is the job, its step_index the step's seq, its tenant the
+	// job's. A stale lease changes nothing; repeated by the same lease (a
+	// retry after a lost reply) it returns the same child and record.
+	StartChild(context.Context, *connect.Request[v1.StartChildRequest]) (*connect.Response[v1.StartChildResponse], error)
+	// GetChild returns a child job of the owner's running job (one whose
+	// parent_job_id it is), to see how it ended. Only the lease holder reads
+	// it (stale_lease otherwise); another job is not_found.
+	GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error)
 	// CompleteAndClaim completes the caller's finished jobs and claims more in
 	// one request: the completions are written first, each fenced on its own
 	// lease and answered on its own as CompleteMany answers (a refused item,
@@ -267,6 +282,18 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("GetSignal")),
 			connect.WithClientOptions(opts...),
 		),
+		startChild: connect.NewClient[v1.StartChildRequest, v1.StartChildResponse](
+			httpClient,
+			baseURL+WorkerServiceStartChildProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("StartChild")),
+			connect.WithClientOptions(opts...),
+		),
+		getChild: connect.NewClient[v1.GetChildRequest, v1.GetChildResponse](
+			httpClient,
+			baseURL+WorkerServiceGetChildProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("GetChild")),
+			connect.WithClientOptions(opts...),
+		),
 		completeAndClaim: connect.NewClient[v1.CompleteAndClaimRequest, v1.CompleteAndClaimResponse](
 			httpClient,
 			baseURL+WorkerServiceCompleteAndClaimProcedure,
@@ -296,6 +323,8 @@ type workerServiceClient struct {
 	recordStep       *connect.Client[v1.RecordStepRequest, v1.RecordStepResponse]
 	suspend          *connect.Client[v1.SuspendRequest, v1.SuspendResponse]
 	getSignal        *connect.Client[v1.GetSignalRequest, v1.GetSignalResponse]
+	startChild       *connect.Client[v1.StartChildRequest, v1.StartChildResponse]
+	getChild         *connect.Client[v1.GetChildRequest, v1.GetChildResponse]
 	completeAndClaim *connect.Client[v1.CompleteAndClaimRequest, v1.CompleteAndClaimResponse]
 }
 
@@ -389,6 +418,16 @@ func (c *workerServiceClient) GetSignal(ctx context.Context, req *connect.Reques
 	return c.getSignal.CallUnary(ctx, req)
 }
 
+// StartChild calls stint.v1.WorkerService.StartChild.
+func (c *workerServiceClient) StartChild(ctx context.Context, req *connect.Request[v1.StartChildRequest]) (*connect.Response[v1.StartChildResponse], error) {
+	return c.startChild.CallUnary(ctx, req)
+}
+
+// GetChild calls stint.v1.WorkerService.GetChild.
+func (c *workerServiceClient) GetChild(ctx context.Context, req *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error) {
+	return c.getChild.CallUnary(ctx, req)
+}
+
 // CompleteAndClaim calls stint.v1.WorkerService.CompleteAndClaim.
 func (c *workerServiceClient) CompleteAndClaim(ctx context.Context, req *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error) {
 	return c.completeAndClaim.CallUnary(ctx, req)
@@ -451,6 +490,16 @@ type WorkerServiceHandler interface {
 	// GetSignal returns the signal of a name sent to the owner's running job,
 	// if any. Only the lease holder reads it.
 	GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error)
+	// StartChild enqueues a child job of the owner's running job and records
+	// the step naming it, in one transaction fenced on the lease: the child's
+	// parent_job_id is the job, its step_index the step's seq, its tenant the
+	// job's. A stale lease changes nothing; repeated by the same lease (a
+	// retry after a lost reply) it returns the same child and record.
+	StartChild(context.Context, *connect.Request[v1.StartChildRequest]) (*connect.Response[v1.StartChildResponse], error)
+	// GetChild returns a child job of the owner's running job (one whose
+	// parent_job_id it is), to see how it ended. Only the lease holder reads
+	// it (stale_lease otherwise); another job is not_found.
+	GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error)
 	// CompleteAndClaim completes the caller's finished jobs and claims more in
 	// one request: the completions are written first, each fenced on its own
 	// lease and answered on its own as CompleteMany answers (a refused item,
@@ -577,6 +626,18 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("GetSignal")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceStartChildHandler := connect.NewUnaryHandler(
+		WorkerServiceStartChildProcedure,
+		svc.StartChild,
+		connect.WithSchema(workerServiceMethods.ByName("StartChild")),
+		connect.WithHandlerOptions(opts...),
+	)
+	workerServiceGetChildHandler := connect.NewUnaryHandler(
+		WorkerServiceGetChildProcedure,
+		svc.GetChild,
+		connect.WithSchema(workerServiceMethods.ByName("GetChild")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workerServiceCompleteAndClaimHandler := connect.NewUnaryHandler(
 		WorkerServiceCompleteAndClaimProcedure,
 		svc.CompleteAndClaim,
@@ -621,6 +682,10 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceSuspendHandler.ServeHTTP(w, r)
 		case WorkerServiceGetSignalProcedure:
 			workerServiceGetSignalHandler.ServeHTTP(w, r)
+		case WorkerServiceStartChildProcedure:
+			workerServiceStartChildHandler.ServeHTTP(w, r)
+		case WorkerServiceGetChildProcedure:
+			workerServiceGetChildHandler.ServeHTTP(w, r)
 		case WorkerServiceCompleteAndClaimProcedure:
 			workerServiceCompleteAndClaimHandler.ServeHTTP(w, r)
 		default:
@@ -702,6 +767,14 @@ func (UnimplementedWorkerServiceHandler) Suspend(context.Context, *connect.Reque
 
 func (UnimplementedWorkerServiceHandler) GetSignal(context.Context, *connect.Request[v1.GetSignalRequest]) (*connect.Response[v1.GetSignalResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.GetSignal is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) StartChild(context.Context, *connect.Request[v1.StartChildRequest]) (*connect.Response[v1.StartChildResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.StartChild is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.GetChild is not implemented"))
 }
 
 func (UnimplementedWorkerServiceHandler) CompleteAndClaim(context.Context, *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error) {

@@ -137,6 +137,19 @@ class Job:
         """
         return self._step_state().wait_signal(name, timeout)
 
+    def start_child(self, name: str, spec: Dict[str, Any]) -> str:
+        """Enqueues spec (as Client.enqueue takes it) as a child job, once, as the step name, and returns its id
+        (the same one on every replay). Its parentJobId is this job and its stepIndex the step's place; the
+        child and the step's record are written in one call fenced by the lease (WorkerService/StartChild)."""
+        return self._step_state().start_child(name, spec)
+
+    def await_child(self, name: str, child_id: str, poll: float = 3600) -> Dict[str, Any]:
+        """Waits durably, as the step name, for the child child_id (one this job started) to end, and returns
+        how it ended: {"job_id", "state" ("succeeded", "failed"...), "result", "error", "reason"}. While it waits
+        the job holds no lease: the call raises Suspended (let it propagate); the child's end wakes the job,
+        and poll seconds bound each wait."""
+        return self._step_state().await_child(name, child_id, poll)
+
     def _abort(self, reason: AbortReason) -> None:
         with self._lock:
             if self.abort_reason is None:

@@ -38,6 +38,35 @@ def format_ns(ns: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{frac:09d}Z"
 
 
+#: The states a job ends in, as the lifecycle names them.
+TERMINAL = frozenset({"succeeded", "failed", "cancelled", "timed_out", "halted", "dead_lettered", "denied"})
+
+
+def _state(api: str) -> str:
+    """A job state as the API writes it (JOB_STATE_SUCCEEDED) as the lifecycle names it (succeeded)."""
+    return api.removeprefix("JOB_STATE_").lower()
+
+
+def _outcome(child: Dict[str, Any], result: str) -> str:
+    """The output of an await step, as Go's engine writes it: job_id, state, then result (the JSON text, byte for
+    byte), error and reason when set."""
+    out = '{"job_id":' + _json(child.get("id", "")) + ',"state":' + _json(_state(child.get("state", "")))
+    if result:
+        out += ',"result":' + result
+    e = child.get("error")
+    if e:
+        err: Dict[str, Any] = {"code": e.get("code", ""), "message": e.get("message", "")}
+        cls = e.get("class", "").removeprefix("ERROR_CLASS_").lower()
+        if cls and cls != "unspecified":
+            err["class"] = cls
+        if e.get("attempt"):
+            err["attempt"] = int(e["attempt"])
+        out += ',"error":' + _json(err)
+    if child.get("reason"):
+        out += ',"reason":' + _json(child["reason"])
+    return out + "}"
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
@@ -139,12 +168,14 @@ class Steps:
             return parse_ns(t["until"])
         return parse_ns(rec["recordedAt"]) + int(t.get("for_ms", 0)) * 1_000_000
 
-    def suspend(self, until_ns: int, signal: str = "") -> None:
-        """Gives the lease back until until_ns (or the signal); raises Suspended."""
+    def suspend(self, until_ns: int, signal: str = "", child: str = "") -> None:
+        """Gives the lease back until until_ns (or the signal, or the child's end); raises Suspended."""
         until = format_ns(until_ns)
         body: Dict[str, Any] = {"until": until}
         if signal:
             body["signal"] = signal
+        if child:
+            body["child"] = child
         self._send("suspend", "WorkerService/Suspend", body)
         self.job._suspended = True
         raise Suspended(until)
@@ -177,3 +208,33 @@ class Steps:
                 continue  # the signal came meanwhile: read it
         o = json.loads(rec.get("output") or "{}")
         return bool(o.get("received")), o.get("payload")
+
+    def start_child(self, name: str, spec: Dict[str, Any]) -> str:
+        seq, rec = self.take(name, "child")
+        if rec is None:
+            self.job.raise_if_aborted()
+            try:
+                # The child and its record in one call, fenced on the lease; one request id for its retries.
+                rec = self._send("child", "WorkerService/StartChild", {"seq": seq, "name": name, "job": spec})["step"]
+            except (StaleLeaseError, RevisionConflictError, InvalidTransitionError, ValidationError):
+                raise  # no longer this attempt's job; or a bad spec, the handler's to fix
+            except StintError as err:
+                raise SaveFailed(f"step {seq} {name!r}: {err}") from err
+        out = json.loads(rec.get("output") or "{}")
+        if not out.get("job_id"):
+            raise Nondeterministic(f"step {seq} {name!r} holds no child job")
+        return str(out["job_id"])
+
+    def await_child(self, name: str, child_id: str, poll: float) -> Dict[str, Any]:
+        seq, rec = self.take(name, "await")
+        while rec is None:
+            res = self._send("child", "WorkerService/GetChild", {"childId": child_id})
+            child = res.get("child") or {}
+            if _state(child.get("state", "")) in TERMINAL:
+                rec = self.record(seq, name, "await", _outcome(child, res.get("result", "")))
+                break
+            try:
+                self.suspend(self.store_now_ns() + int(poll * 1e9), child=child_id)
+            except WaitOverError:
+                continue  # the child ended meanwhile: read it
+        return json.loads(rec.get("output") or "{}")

@@ -10,7 +10,7 @@ import type { RunJobSpec, RunJobSpecJson, RunView, RunViewJson } from "./runs_pb
 import { file_stint_v1_runs } from "./runs_pb.js";
 import type { Signal, SignalJson, Step, StepJson } from "./steps_pb.js";
 import { file_stint_v1_steps } from "./steps_pb.js";
-import type { ErrorClass, ErrorClassJson, Job, JobJson } from "./types_pb.js";
+import type { ErrorClass, ErrorClassJson, Job, JobJson, Spec, SpecJson } from "./types_pb.js";
 import { file_stint_v1_types } from "./types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file stint/v1/worker.proto.
  */
 export const file_stint_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0IjEKD0dldFN0ZXBzUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyIjEKEEdldFN0ZXBzUmVzcG9uc2USHQoFc3RlcHMYASADKAsyDi5zdGludC52MS5TdGVwIrwBChFSZWNvcmRTdGVwUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBm91dHB1dBgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSEwoLZHVyYXRpb25fbXMYCSABKAMiTgoSUmVjb3JkU3RlcFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcCK6AQoOU3VzcGVuZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFYWZ0ZXIYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDgoGc2lnbmFsGAQgASgJEg0KBWNoaWxkGAUgASgJEhQKDGV4ZWN1dGlvbl9tcxgGIAEoAyItCg9TdXNwZW5kUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIkAKEEdldFNpZ25hbFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIMCgRuYW1lGAIgASgJIkQKEUdldFNpZ25hbFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEiAKBnNpZ25hbBgCIAEoCzIQLnN0aW50LnYxLlNpZ25hbCJwChdDb21wbGV0ZUFuZENsYWltUmVxdWVzdBIuCgtjb21wbGV0aW9ucxgBIAMoCzIZLnN0aW50LnYxLkNvbXBsZXRlUmVxdWVzdBIlCgVjbGFpbRgCIAEoCzIWLnN0aW50LnYxLkNsYWltUmVxdWVzdCJiChhDb21wbGV0ZUFuZENsYWltUmVzcG9uc2USKQoHcmVzdWx0cxgBIAMoCzIYLnN0aW50LnYxLkNvbXBsZXRlUmVzdWx0EhsKBGpvYnMYAiADKAsyDS5zdGludC52MS5Kb2IyqwoKDVdvcmtlclNlcnZpY2USOAoFQ2xhaW0SFi5zdGludC52MS5DbGFpbVJlcXVlc3QaFy5zdGludC52MS5DbGFpbVJlc3BvbnNlEjgKBVN0YXJ0EhYuc3RpbnQudjEuU3RhcnRSZXF1ZXN0Ghcuc3RpbnQudjEuU3RhcnRSZXNwb25zZRJECglIZWFydGJlYXQSGi5zdGludC52MS5IZWFydGJlYXRSZXF1ZXN0Ghsuc3RpbnQudjEuSGVhcnRiZWF0UmVzcG9uc2USRwoKQ2hlY2twb2ludBIbLnN0aW50LnYxLkNoZWNrcG9pbnRSZXF1ZXN0Ghwuc3RpbnQudjEuQ2hlY2twb2ludFJlc3BvbnNlEkEKCENvbXBsZXRlEhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0Ghouc3RpbnQudjEuQ29tcGxldGVSZXNwb25zZRJNCgxDb21wbGV0ZU1hbnkSHS5zdGludC52MS5Db21wbGV0ZU1hbnlSZXF1ZXN0Gh4uc3RpbnQudjEuQ29tcGxldGVNYW55UmVzcG9uc2USNQoERmFpbBIVLnN0aW50LnYxLkZhaWxSZXF1ZXN0GhYuc3RpbnQudjEuRmFpbFJlc3BvbnNlEjUKBEhhbHQSFS5zdGludC52MS5IYWx0UmVxdWVzdBoWLnN0aW50LnYxLkhhbHRSZXNwb25zZRJECglBY2tDYW5jZWwSGi5zdGludC52MS5BY2tDYW5jZWxSZXF1ZXN0Ghsuc3RpbnQudjEuQWNrQ2FuY2VsUmVzcG9uc2USPgoHUmVsZWFzZRIYLnN0aW50LnYxLlJlbGVhc2VSZXF1ZXN0Ghkuc3RpbnQudjEuUmVsZWFzZVJlc3BvbnNlEkcKCkRlYWRMZXR0ZXISGy5zdGludC52MS5EZWFkTGV0dGVyUmVxdWVzdBocLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXNwb25zZRJACgdOb3RpY2VzEhguc3RpbnQudjEuTm90aWNlc1JlcXVlc3QaGS5zdGludC52MS5Ob3RpY2VzUmVzcG9uc2UwARJHCgpBZGRSdW5Kb2JzEhsuc3RpbnQudjEuQWRkUnVuSm9ic1JlcXVlc3QaHC5zdGludC52MS5BZGRSdW5Kb2JzUmVzcG9uc2USUAoNSGVhcnRiZWF0TWFueRIeLnN0aW50LnYxLkhlYXJ0YmVhdE1hbnlSZXF1ZXN0Gh8uc3RpbnQudjEuSGVhcnRiZWF0TWFueVJlc3BvbnNlEkEKCEdldFN0ZXBzEhkuc3RpbnQudjEuR2V0U3RlcHNSZXF1ZXN0Ghouc3RpbnQudjEuR2V0U3RlcHNSZXNwb25zZRJHCgpSZWNvcmRTdGVwEhsuc3RpbnQudjEuUmVjb3JkU3RlcFJlcXVlc3QaHC5zdGludC52MS5SZWNvcmRTdGVwUmVzcG9uc2USPgoHU3VzcGVuZBIYLnN0aW50LnYxLlN1c3BlbmRSZXF1ZXN0Ghkuc3RpbnQudjEuU3VzcGVuZFJlc3BvbnNlEkQKCUdldFNpZ25hbBIaLnN0aW50LnYxLkdldFNpZ25hbFJlcXVlc3QaGy5zdGludC52MS5HZXRTaWduYWxSZXNwb25zZRJZChBDb21wbGV0ZUFuZENsYWltEiEuc3RpbnQudjEuQ29tcGxldGVBbmRDbGFpbVJlcXVlc3QaIi5zdGludC52MS5Db21wbGV0ZUFuZENsYWltUmVzcG9uc2VCM1oxZ2l0aHViLmNvbS9zdGludC1kZXYvc3RpbnQvcHJvdG8vc3RpbnQvdjE7c3RpbnR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_steps, file_stint_v1_types]);
+  fileDesc("ChVzdGludC92MS93b3JrZXIucHJvdG8SCHN0aW50LnYxIj0KBU93bmVyEg4KBmpvYl9pZBgBIAEoCRIQCghsZWFzZV9pZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJItkBCgxDbGFpbVJlcXVlc3QSDgoGcXVldWVzGAEgAygJEg0KBWtpbmRzGAIgAygJEg0KBWxpbWl0GAMgASgFEiwKCWxlYXNlX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg0KBXN0YXJ0GAYgASgIEhEKCXdvcmtlcl9pZBgHIAEoCRISCgpyZXF1ZXN0X2lkGAggASgJEg4KBnRvcGljcxgJIAMoCSIsCg1DbGFpbVJlc3BvbnNlEhsKBGpvYnMYASADKAsyDS5zdGludC52MS5Kb2IiLgoMU3RhcnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiKwoNU3RhcnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IimQEKEEhlYXJ0YmVhdFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIsCglsZWFzZV90dGwYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKAoIcHJvZ3Jlc3MYAyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSDQoFcGhhc2UYBCABKAkifwoRSGVhcnRiZWF0UmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYAiABKAgSNAoQbGVhc2VfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitQEKEUNoZWNrcG9pbnRSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISKgoKY2hlY2twb2ludBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRIoCghwcm9ncmVzcxgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVwaGFzZRgEIAEoCRINCgVzdGVwcxgFIAEoAxIMCgRjb3N0GAYgASgDIjAKEkNoZWNrcG9pbnRSZXNwb25zZRIaCgNqb2IYASABKAsyDS5zdGludC52MS5Kb2IigwEKD0NvbXBsZXRlUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEiYKBnJlc3VsdBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRISCgpyZXN1bHRfcHRyGAMgASgJEhQKDGV4ZWN1dGlvbl9tcxgEIAEoAyIuChBDb21wbGV0ZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJFChNDb21wbGV0ZU1hbnlSZXF1ZXN0Ei4KC2NvbXBsZXRpb25zGAEgAygLMhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0ImsKDkNvbXBsZXRlUmVzdWx0EhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhISCgplcnJvcl9jb2RlGAIgASgJEhUKDWVycm9yX21lc3NhZ2UYAyABKAkSEgoKZXJyb3Jfa2luZBgEIAEoCSJBChRDb21wbGV0ZU1hbnlSZXNwb25zZRIpCgdyZXN1bHRzGAEgAygLMhguc3RpbnQudjEuQ29tcGxldGVSZXN1bHQi7QEKC0ZhaWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISEgoKZXJyb3JfY29kZRgCIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAMgASgJEikKC2Vycm9yX2NsYXNzGAQgASgOMhQuc3RpbnQudjEuRXJyb3JDbGFzcxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxleGVjdXRpb25fbXMYBiABKAMSIgoHYmFja29mZhgHIAEoCzIRLnN0aW50LnYxLkJhY2tvZmYiagoHQmFja29mZhInCgRiYXNlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmZhY3RvchgCIAEoARImCgNtYXgYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iKgoMRmFpbFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJoCgtIYWx0UmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgxleGVjdXRpb25fbXMYBCABKAMiKgoMSGFsdFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiIyChBBY2tDYW5jZWxSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXIiLwoRQWNrQ2FuY2VsUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIlEKDlJlbGVhc2VSZXF1ZXN0Eh4KBW93bmVyGAEgASgLMg8uc3RpbnQudjEuT3duZXISDgoGcmVhc29uGAIgASgJEg8KB3JlcXVldWUYAyABKAgiLQoPUmVsZWFzZVJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYiJzChFEZWFkTGV0dGVyUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEhMKC3JlYXNvbl9jb2RlGAIgASgJEhIKCmVycm9yX2NvZGUYAyABKAkSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSIwChJEZWFkTGV0dGVyUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIiUKDk5vdGljZXNSZXF1ZXN0EhMKC2xlYXNlc19vbmx5GAEgASgIIjAKD05vdGljZXNSZXNwb25zZRINCgVxdWV1ZRgBIAEoCRIOCgZqb2JfaWQYAiABKAkiVwoRQWRkUnVuSm9ic1JlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIiCgRqb2JzGAIgAygLMhQuc3RpbnQudjEuUnVuSm9iU3BlYyI0ChJBZGRSdW5Kb2JzUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuc3RpbnQudjEuUnVuVmlldyJGChRIZWFydGJlYXRNYW55UmVxdWVzdBIuCgpoZWFydGJlYXRzGAEgAygLMhouc3RpbnQudjEuSGVhcnRiZWF0UmVxdWVzdCKAAQoPSGVhcnRiZWF0UmVzdWx0Ei4KCWhlYXJ0YmVhdBgBIAEoCzIbLnN0aW50LnYxLkhlYXJ0YmVhdFJlc3BvbnNlEhIKCmVycm9yX2NvZGUYAiABKAkSFQoNZXJyb3JfbWVzc2FnZRgDIAEoCRISCgplcnJvcl9raW5kGAQgASgJIkMKFUhlYXJ0YmVhdE1hbnlSZXNwb25zZRIqCgdyZXN1bHRzGAEgAygLMhkuc3RpbnQudjEuSGVhcnRiZWF0UmVzdWx0IjEKD0dldFN0ZXBzUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyIjEKEEdldFN0ZXBzUmVzcG9uc2USHQoFc3RlcHMYASADKAsyDi5zdGludC52MS5TdGVwIrwBChFSZWNvcmRTdGVwUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEgwKBGtpbmQYBCABKAkSDgoGc3RhdHVzGAUgASgJEg4KBm91dHB1dBgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSEwoLZHVyYXRpb25fbXMYCSABKAMiTgoSUmVjb3JkU3RlcFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcCK6AQoOU3VzcGVuZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIpCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFYWZ0ZXIYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDgoGc2lnbmFsGAQgASgJEg0KBWNoaWxkGAUgASgJEhQKDGV4ZWN1dGlvbl9tcxgGIAEoAyItCg9TdXNwZW5kUmVzcG9uc2USGgoDam9iGAEgASgLMg0uc3RpbnQudjEuSm9iIkAKEEdldFNpZ25hbFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIMCgRuYW1lGAIgASgJIkQKEUdldFNpZ25hbFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEiAKBnNpZ25hbBgCIAEoCzIQLnN0aW50LnYxLlNpZ25hbCJrChFTdGFydENoaWxkUmVxdWVzdBIeCgVvd25lchgBIAEoCzIPLnN0aW50LnYxLk93bmVyEgsKA3NlcRgCIAEoBRIMCgRuYW1lGAMgASgJEhsKA2pvYhgEIAEoCzIOLnN0aW50LnYxLlNwZWMibAoSU3RhcnRDaGlsZFJlc3BvbnNlEhoKA2pvYhgBIAEoCzINLnN0aW50LnYxLkpvYhIcCgRzdGVwGAIgASgLMg4uc3RpbnQudjEuU3RlcBIcCgVjaGlsZBgDIAEoCzINLnN0aW50LnYxLkpvYiJDCg9HZXRDaGlsZFJlcXVlc3QSHgoFb3duZXIYASABKAsyDy5zdGludC52MS5Pd25lchIQCghjaGlsZF9pZBgCIAEoCSJAChBHZXRDaGlsZFJlc3BvbnNlEhwKBWNoaWxkGAEgASgLMg0uc3RpbnQudjEuSm9iEg4KBnJlc3VsdBgCIAEoCSJwChdDb21wbGV0ZUFuZENsYWltUmVxdWVzdBIuCgtjb21wbGV0aW9ucxgBIAMoCzIZLnN0aW50LnYxLkNvbXBsZXRlUmVxdWVzdBIlCgVjbGFpbRgCIAEoCzIWLnN0aW50LnYxLkNsYWltUmVxdWVzdCJiChhDb21wbGV0ZUFuZENsYWltUmVzcG9uc2USKQoHcmVzdWx0cxgBIAMoCzIYLnN0aW50LnYxLkNvbXBsZXRlUmVzdWx0EhsKBGpvYnMYAiADKAsyDS5zdGludC52MS5Kb2IytwsKDVdvcmtlclNlcnZpY2USOAoFQ2xhaW0SFi5zdGludC52MS5DbGFpbVJlcXVlc3QaFy5zdGludC52MS5DbGFpbVJlc3BvbnNlEjgKBVN0YXJ0EhYuc3RpbnQudjEuU3RhcnRSZXF1ZXN0Ghcuc3RpbnQudjEuU3RhcnRSZXNwb25zZRJECglIZWFydGJlYXQSGi5zdGludC52MS5IZWFydGJlYXRSZXF1ZXN0Ghsuc3RpbnQudjEuSGVhcnRiZWF0UmVzcG9uc2USRwoKQ2hlY2twb2ludBIbLnN0aW50LnYxLkNoZWNrcG9pbnRSZXF1ZXN0Ghwuc3RpbnQudjEuQ2hlY2twb2ludFJlc3BvbnNlEkEKCENvbXBsZXRlEhkuc3RpbnQudjEuQ29tcGxldGVSZXF1ZXN0Ghouc3RpbnQudjEuQ29tcGxldGVSZXNwb25zZRJNCgxDb21wbGV0ZU1hbnkSHS5zdGludC52MS5Db21wbGV0ZU1hbnlSZXF1ZXN0Gh4uc3RpbnQudjEuQ29tcGxldGVNYW55UmVzcG9uc2USNQoERmFpbBIVLnN0aW50LnYxLkZhaWxSZXF1ZXN0GhYuc3RpbnQudjEuRmFpbFJlc3BvbnNlEjUKBEhhbHQSFS5zdGludC52MS5IYWx0UmVxdWVzdBoWLnN0aW50LnYxLkhhbHRSZXNwb25zZRJECglBY2tDYW5jZWwSGi5zdGludC52MS5BY2tDYW5jZWxSZXF1ZXN0Ghsuc3RpbnQudjEuQWNrQ2FuY2VsUmVzcG9uc2USPgoHUmVsZWFzZRIYLnN0aW50LnYxLlJlbGVhc2VSZXF1ZXN0Ghkuc3RpbnQudjEuUmVsZWFzZVJlc3BvbnNlEkcKCkRlYWRMZXR0ZXISGy5zdGludC52MS5EZWFkTGV0dGVyUmVxdWVzdBocLnN0aW50LnYxLkRlYWRMZXR0ZXJSZXNwb25zZRJACgdOb3RpY2VzEhguc3RpbnQudjEuTm90aWNlc1JlcXVlc3QaGS5zdGludC52MS5Ob3RpY2VzUmVzcG9uc2UwARJHCgpBZGRSdW5Kb2JzEhsuc3RpbnQudjEuQWRkUnVuSm9ic1JlcXVlc3QaHC5zdGludC52MS5BZGRSdW5Kb2JzUmVzcG9uc2USUAoNSGVhcnRiZWF0TWFueRIeLnN0aW50LnYxLkhlYXJ0YmVhdE1hbnlSZXF1ZXN0Gh8uc3RpbnQudjEuSGVhcnRiZWF0TWFueVJlc3BvbnNlEkEKCEdldFN0ZXBzEhkuc3RpbnQudjEuR2V0U3RlcHNSZXF1ZXN0Ghouc3RpbnQudjEuR2V0U3RlcHNSZXNwb25zZRJHCgpSZWNvcmRTdGVwEhsuc3RpbnQudjEuUmVjb3JkU3RlcFJlcXVlc3QaHC5zdGludC52MS5SZWNvcmRTdGVwUmVzcG9uc2USPgoHU3VzcGVuZBIYLnN0aW50LnYxLlN1c3BlbmRSZXF1ZXN0Ghkuc3RpbnQudjEuU3VzcGVuZFJlc3BvbnNlEkQKCUdldFNpZ25hbBIaLnN0aW50LnYxLkdldFNpZ25hbFJlcXVlc3QaGy5zdGludC52MS5HZXRTaWduYWxSZXNwb25zZRJHCgpTdGFydENoaWxkEhsuc3RpbnQudjEuU3RhcnRDaGlsZFJlcXVlc3QaHC5zdGludC52MS5TdGFydENoaWxkUmVzcG9uc2USQQoIR2V0Q2hpbGQSGS5zdGludC52MS5HZXRDaGlsZFJlcXVlc3QaGi5zdGludC52MS5HZXRDaGlsZFJlc3BvbnNlElkKEENvbXBsZXRlQW5kQ2xhaW0SIS5zdGludC52MS5Db21wbGV0ZUFuZENsYWltUmVxdWVzdBoiLnN0aW50LnYxLkNvbXBsZXRlQW5kQ2xhaW1SZXNwb25zZUIzWjFnaXRodWIuY29tL3N0aW50LWRldi9zdGludC9wcm90by9zdGludC92MTtzdGludHYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp, file_stint_v1_runs, file_stint_v1_steps, file_stint_v1_types]);
 
 /**
  * Owner identifies an owner call: the job, its fencing token, a request id.
@@ -1889,6 +1889,214 @@ export const GetSignalResponseSchema: GenMessage<GetSignalResponse, {jsonType: G
   messageDesc(file_stint_v1_worker, 39);
 
 /**
+ * StartChildRequest starts a child job as step seq of the owner's job.
+ *
+ * @generated from message stint.v1.StartChildRequest
+ */
+export type StartChildRequest = Message<"stint.v1.StartChildRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * job is the child's spec. Leave parent_job_id and step_index empty (the
+   * server sets them); correlation_id defaults to the parent's.
+   *
+   * @generated from field: stint.v1.Spec job = 4;
+   */
+  job?: Spec | undefined;
+};
+
+/**
+ * StartChildRequest starts a child job as step seq of the owner's job.
+ *
+ * @generated from message stint.v1.StartChildRequest
+ */
+export type StartChildRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * seq is the step's place, from 1: one after the last recorded step.
+   *
+   * @generated from field: int32 seq = 2;
+   */
+  seq?: number;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name?: string;
+
+  /**
+   * job is the child's spec. Leave parent_job_id and step_index empty (the
+   * server sets them); correlation_id defaults to the parent's.
+   *
+   * @generated from field: stint.v1.Spec job = 4;
+   */
+  job?: SpecJson;
+};
+
+/**
+ * Describes the message stint.v1.StartChildRequest.
+ * Use `create(StartChildRequestSchema)` to create a new message.
+ */
+export const StartChildRequestSchema: GenMessage<StartChildRequest, {jsonType: StartChildRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 40);
+
+/**
+ * @generated from message stint.v1.StartChildResponse
+ */
+export type StartChildResponse = Message<"stint.v1.StartChildResponse"> & {
+  /**
+   * job is the parent after the step.
+   *
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: Job | undefined;
+
+  /**
+   * step is the child step; its output is {"job_id": "<the child's id>"}.
+   *
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: Step | undefined;
+
+  /**
+   * @generated from field: stint.v1.Job child = 3;
+   */
+  child?: Job | undefined;
+};
+
+/**
+ * @generated from message stint.v1.StartChildResponse
+ */
+export type StartChildResponseJson = {
+  /**
+   * job is the parent after the step.
+   *
+   * @generated from field: stint.v1.Job job = 1;
+   */
+  job?: JobJson;
+
+  /**
+   * step is the child step; its output is {"job_id": "<the child's id>"}.
+   *
+   * @generated from field: stint.v1.Step step = 2;
+   */
+  step?: StepJson;
+
+  /**
+   * @generated from field: stint.v1.Job child = 3;
+   */
+  child?: JobJson;
+};
+
+/**
+ * Describes the message stint.v1.StartChildResponse.
+ * Use `create(StartChildResponseSchema)` to create a new message.
+ */
+export const StartChildResponseSchema: GenMessage<StartChildResponse, {jsonType: StartChildResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 41);
+
+/**
+ * @generated from message stint.v1.GetChildRequest
+ */
+export type GetChildRequest = Message<"stint.v1.GetChildRequest"> & {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: Owner | undefined;
+
+  /**
+   * @generated from field: string child_id = 2;
+   */
+  childId: string;
+};
+
+/**
+ * @generated from message stint.v1.GetChildRequest
+ */
+export type GetChildRequestJson = {
+  /**
+   * @generated from field: stint.v1.Owner owner = 1;
+   */
+  owner?: OwnerJson;
+
+  /**
+   * @generated from field: string child_id = 2;
+   */
+  childId?: string;
+};
+
+/**
+ * Describes the message stint.v1.GetChildRequest.
+ * Use `create(GetChildRequestSchema)` to create a new message.
+ */
+export const GetChildRequestSchema: GenMessage<GetChildRequest, {jsonType: GetChildRequestJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 42);
+
+/**
+ * @generated from message stint.v1.GetChildResponse
+ */
+export type GetChildResponse = Message<"stint.v1.GetChildResponse"> & {
+  /**
+   * @generated from field: stint.v1.Job child = 1;
+   */
+  child?: Job | undefined;
+
+  /**
+   * result is the child's result as JSON text, byte for byte as recorded
+   * (child.result, a google.protobuf.Value, turns large integers into
+   * doubles); empty when it has none.
+   *
+   * @generated from field: string result = 2;
+   */
+  result: string;
+};
+
+/**
+ * @generated from message stint.v1.GetChildResponse
+ */
+export type GetChildResponseJson = {
+  /**
+   * @generated from field: stint.v1.Job child = 1;
+   */
+  child?: JobJson;
+
+  /**
+   * result is the child's result as JSON text, byte for byte as recorded
+   * (child.result, a google.protobuf.Value, turns large integers into
+   * doubles); empty when it has none.
+   *
+   * @generated from field: string result = 2;
+   */
+  result?: string;
+};
+
+/**
+ * Describes the message stint.v1.GetChildResponse.
+ * Use `create(GetChildResponseSchema)` to create a new message.
+ */
+export const GetChildResponseSchema: GenMessage<GetChildResponse, {jsonType: GetChildResponseJson}> = /*@__PURE__*/
+  messageDesc(file_stint_v1_worker, 43);
+
+/**
  * @generated from message stint.v1.CompleteAndClaimRequest
  */
 export type CompleteAndClaimRequest = Message<"stint.v1.CompleteAndClaimRequest"> & {
@@ -1931,7 +2139,7 @@ export type CompleteAndClaimRequestJson = {
  * Use `create(CompleteAndClaimRequestSchema)` to create a new message.
  */
 export const CompleteAndClaimRequestSchema: GenMessage<CompleteAndClaimRequest, {jsonType: CompleteAndClaimRequestJson}> = /*@__PURE__*/
-  messageDesc(file_stint_v1_worker, 40);
+  messageDesc(file_stint_v1_worker, 44);
 
 /**
  * @generated from message stint.v1.CompleteAndClaimResponse
@@ -1976,7 +2184,7 @@ export type CompleteAndClaimResponseJson = {
  * Use `create(CompleteAndClaimResponseSchema)` to create a new message.
  */
 export const CompleteAndClaimResponseSchema: GenMessage<CompleteAndClaimResponse, {jsonType: CompleteAndClaimResponseJson}> = /*@__PURE__*/
-  messageDesc(file_stint_v1_worker, 41);
+  messageDesc(file_stint_v1_worker, 45);
 
 /**
  * WorkerService is for workers (role worker, or admin). Every owner call
@@ -2179,6 +2387,32 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof GetSignalRequestSchema;
     output: typeof GetSignalResponseSchema;
+  },
+  /**
+   * StartChild enqueues a child job of the owner's running job and records
+   * the step naming it, in one transaction fenced on the lease: the child's
+   * parent_job_id is the job, its step_index the step's seq, its tenant the
+   * job's. A stale lease changes nothing; repeated by the same lease (a
+   * retry after a lost reply) it returns the same child and record.
+   *
+   * @generated from rpc stint.v1.WorkerService.StartChild
+   */
+  startChild: {
+    methodKind: "unary";
+    input: typeof StartChildRequestSchema;
+    output: typeof StartChildResponseSchema;
+  },
+  /**
+   * GetChild returns a child job of the owner's running job (one whose
+   * parent_job_id it is), to see how it ended. Only the lease holder reads
+   * it (stale_lease otherwise); another job is not_found.
+   *
+   * @generated from rpc stint.v1.WorkerService.GetChild
+   */
+  getChild: {
+    methodKind: "unary";
+    input: typeof GetChildRequestSchema;
+    output: typeof GetChildResponseSchema;
   },
   /**
    * CompleteAndClaim completes the caller's finished jobs and claims more in
