@@ -278,3 +278,45 @@ func TestPoolCarriesCompletions(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleteClaimOlderServer: against a server without CompleteAndClaim
+// (it answers unimplemented) the remote store completes and claims in a
+// CompleteMany and a Claim, from then on without trying again.
+func TestCompleteClaimOlderServer(t *testing.T) {
+	t.Parallel()
+	s := backends[0].open(t)
+	h, err := server.New(server.Config{Store: s, NoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := &rpcs{}
+	srv := httptest.NewServer(counts.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/CompleteAndClaim") {
+			http.NotFound(w, r) // as a server from before it
+			return
+		}
+		h.ServeHTTP(w, r)
+	})))
+	t.Cleanup(srv.Close)
+	st, err := remote.New(remote.Options{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	enqueueN(t, s, 3)
+	held, err := st.JobClaim(t.Context(), claimParams("", 1))
+	if err != nil || len(held) != 1 {
+		t.Fatalf("claimed %d: %v", len(held), err)
+	}
+	for round := range 2 {
+		cs := []store.JobCompleteParams{{OwnerParams: store.OwnerParams{JobID: held[0].ID, LeaseID: held[0].LeaseID}}}
+		res, jobs, err := st.JobCompleteClaim(t.Context(), cs, claimParams("", 1))
+		if err != nil || len(res) != 1 || res[0].Err != nil || res[0].Job.State != lifecycle.Succeeded || len(jobs) != 1 {
+			t.Fatalf("round %d: results %+v, jobs %d, %v; want the completion written and one job claimed", round, res, len(jobs), err)
+		}
+		held = jobs
+	}
+	if n, m, c := counts.get("CompleteAndClaim"), counts.get("CompleteMany"), counts.get("Claim"); n != 1 || m != 2 || c != 3 {
+		t.Fatalf("requests %v: want one CompleteAndClaim (unimplemented), then CompleteMany and Claim each round", counts.n)
+	}
+}
