@@ -20,6 +20,9 @@ type completer struct {
 	done chan struct{}
 
 	closed bool
+	// carriers holds, by queue, the fetchers that send completions with
+	// their claims (carry.go); empty unless the store can.
+	carriers sync.Map
 }
 
 type completion struct {
@@ -50,6 +53,9 @@ func (c *completer) add(a *attempt) bool {
 		// Only a handler that returned as Stop gave up waiting gets here.
 		c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", a.jobLog()...)
 		return false
+	}
+	if f := c.carrier(a); f != nil && f.offer(cp) {
+		return true // it goes with the fetcher's next claim
 	}
 	c.in <- cp
 	return true
@@ -91,11 +97,6 @@ func (c *completer) loop() {
 // flush writes one batch and accounts for each item's outcome; the
 // attempts stop heartbeating once it is done.
 func (c *completer) flush(batch []completion) {
-	defer func() {
-		for _, cp := range batch {
-			c.p.untrack(cp.a)
-		}
-	}()
 	params := make([]store.JobCompleteParams, len(batch))
 	for i, cp := range batch {
 		params[i] = cp.params
@@ -109,6 +110,17 @@ func (c *completer) flush(batch []completion) {
 			break
 		}
 	}
+	c.report(batch, results, err)
+}
+
+// report accounts for the outcome of each completion of batch, written
+// with results or failed with err, and untracks their attempts.
+func (c *completer) report(batch []completion, results []store.Result, err error) {
+	defer func() {
+		for _, cp := range batch {
+			c.p.untrack(cp.a)
+		}
+	}()
 	if err != nil {
 		c.p.log.Error("stint: could not write completions; the jobs run again when their leases expire", "jobs", len(batch), "error", err)
 		for _, cp := range batch {
@@ -121,5 +133,20 @@ func (c *completer) flush(batch []completion) {
 			continue
 		}
 		c.p.stats.succeeded.Add(1)
+	}
+}
+
+// resend queues completions that a fetcher took to send with its claim
+// and did not send after all (carry.go).
+func (c *completer) resend(cps []completion) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, cp := range cps {
+		if c.closed { // not reached: the fetchers stop before the completer
+			c.p.log.Warn("stint: a completion came after the pool stopped and is dropped; the job runs again when its lease expires", cp.a.jobLog()...)
+			c.p.untrack(cp.a)
+			continue
+		}
+		c.in <- cp
 	}
 }

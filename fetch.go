@@ -3,6 +3,7 @@ package stint
 import (
 	"context"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,12 +26,23 @@ type fetcher struct {
 	woken chan struct{} // holds one pending wake-up
 	freed chan struct{} // holds one pending "a slot was freed"
 	// waited is set when the last claim waited at the store for jobs
-	// (claimwait.go): the fetcher claims again at once instead of idling.
+	// (claimwait.go), or carried completions: the fetcher claims again at
+	// once instead of idling.
 	waited bool
+
+	// Completions carried with claims (carry.go): cc is nil unless the
+	// store can; soon says that a completion offered now goes with the
+	// next claim.
+	cc    store.CompleteClaimStore
+	mu    sync.Mutex
+	soon  bool
+	carry []completion
 }
 
 func newFetcher(p *Pool, queue string, max int) *fetcher {
-	return &fetcher{p: p, queue: queue, max: int64(max), woken: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+	f := &fetcher{p: p, queue: queue, max: int64(max), woken: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+	f.enableCarry()
+	return f
 }
 
 func (f *fetcher) wake() { signal(f.woken) }
@@ -49,9 +61,11 @@ func signal(ch chan struct{}) {
 
 func (f *fetcher) loop(ctx context.Context) {
 	defer f.p.fetchDone.Done()
+	defer f.unready()
 	for ctx.Err() == nil {
 		free := f.max - f.busy.Load()
 		if free <= 0 {
+			f.ready()
 			select {
 			case <-f.freed:
 			case <-ctx.Done():
@@ -60,8 +74,10 @@ func (f *fetcher) loop(ctx context.Context) {
 		}
 		want := int(min(free, int64(f.p.cfg.FetchLimit)))
 		if got := f.claim(ctx, want); got == want || f.waited {
+			f.ready()
 			continue
 		}
+		f.unready()
 		f.idle(ctx)
 	}
 }
@@ -125,12 +141,19 @@ func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Durat
 	}
 	var r *retrier
 	claimCtx, waits := f.claimContext(ctx, last)
+	var carried []completion
+	if last {
+		carried = f.takeCarry(waits)
+	}
+	if len(carried) > 0 {
+		claimCtx, waits = f.p.base, false // the completions' outcomes do not wait for jobs
+	}
 	for {
 		sent := f.p.clock.Now()
-		jobs, err := f.p.store.JobClaim(claimCtx, params)
+		jobs, err := f.send(claimCtx, carried, params)
 		if err == nil {
 			f.run(jobs, sent)
-			f.waited = waits
+			f.waited = waits || len(carried) > 0
 			return len(jobs)
 		}
 		if waits && ctx.Err() != nil {
@@ -138,6 +161,7 @@ func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Durat
 		}
 		if !uncertain(err) {
 			f.p.log.Error("stint: the store refused a claim; trying again after the poll interval", "queue", f.queue, "error", err)
+			f.p.comp.resend(carried)
 			return 0
 		}
 		if r == nil {
@@ -146,6 +170,7 @@ func (f *fetcher) claimKinds(ctx context.Context, kinds []string, ttl time.Durat
 		if !r.wait(ctx, err, "queue", f.queue, "request_id", params.RequestID) {
 			f.p.log.Warn("stint: stopped retrying a claim whose outcome is unknown; what it may have leased returns to its queue when the lease expires",
 				"queue", f.queue, "request_id", params.RequestID)
+			f.p.comp.resend(carried)
 			return 0
 		}
 	}

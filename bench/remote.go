@@ -67,6 +67,10 @@ type RemoteReport struct {
 	// ClientCPUPerJobUS is this process's CPU per job: the remote pools and
 	// the producer.
 	ClientCPUPerJobUS float64 `json:"client_cpu_per_job_us"`
+	// RequestsPerJob is the HTTP requests the pools sent the server per
+	// job while they worked (claims, completions, heartbeats; not the
+	// producer's enqueues).
+	RequestsPerJob float64 `json:"requests_per_job"`
 	// Embedded is the embedded pool's phase, when it ran.
 	Embedded          *EmbeddedReport `json:"embedded,omitempty"`
 	IdleSeconds       float64         `json:"idle_seconds,omitempty"`
@@ -134,9 +138,11 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) (RemoteReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	sent := r.requests.Load()
 	if rep.EnqueueRate, err = r.load(ctx, ph); err != nil {
 		return rep, err
 	}
+	rep.RequestsPerJob = float64(r.requests.Load()-sent) / float64(cfg.Jobs)
 	server, db, secs, err := m.read()
 	if err != nil {
 		return rep, err
@@ -168,8 +174,20 @@ const (
 )
 
 type remoteRun struct {
-	cfg RemoteConfig
-	cur atomic.Pointer[phase] // the phase the handler counts for
+	cfg      RemoteConfig
+	cur      atomic.Pointer[phase] // the phase the handler counts for
+	requests atomic.Int64          // the pools' HTTP requests
+}
+
+// counting counts the requests a pool's HTTP client sends.
+type counting struct {
+	n    *atomic.Int64
+	next http.RoundTripper
+}
+
+func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(req)
 }
 
 // phase is what one phase's handlers saw.
@@ -232,7 +250,7 @@ func (r *remoteRun) startPools(ctx context.Context) (func(), error) {
 		// A client of its own, as a pool on a machine of its own has.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 8
-		st, err := remote.New(remote.Options{URL: r.cfg.URL, Token: r.cfg.Token, HTTPClient: &http.Client{Transport: tr}})
+		st, err := remote.New(remote.Options{URL: r.cfg.URL, Token: r.cfg.Token, HTTPClient: &http.Client{Transport: counting{&r.requests, tr}}})
 		if err != nil {
 			return stop, err
 		}

@@ -247,6 +247,7 @@ func writeRemoteReport(w io.Writer, r bench.RemoteReport) error {
 		t.row("remote/embedded", fmt.Sprintf("%.0f%% of the embedded pool's jobs/s", 100*e.RemoteShare))
 	}
 	t.row("end to end", fmt.Sprintf("p50 %.1fms  p99 %.1fms  (batch sent → handler ran)", r.P50MS, r.P99MS))
+	t.row("requests", fmt.Sprintf("%.2f a job from the pools to the server (claims, completions, heartbeats)", r.RequestsPerJob))
 	if r.ServerCPUPerJobUS > 0 {
 		t.row("server CPU", fmt.Sprintf("%.0f µs/job", r.ServerCPUPerJobUS))
 	}

@@ -39,18 +39,65 @@ func (h *worker) Claim(ctx context.Context, req *connect.Request[stintv1.ClaimRe
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := h.claims.Claim(ctx, params, wait)
+	jobs, err := h.claim(p, params, func() ([]store.Job, error) { return h.claims.Claim(ctx, params, wait) })
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&stintv1.ClaimResponse{Jobs: jobs}), nil
+}
+
+// CompleteAndClaim completes a worker's finished jobs and claims more in
+// one request, so that a pool working a backlog makes one request per
+// round instead of a CompleteMany and a Claim. Everything is checked
+// first (bad input refuses the call and changes nothing); the completions
+// go through the same merged store call as CompleteMany's, each fenced and
+// answered on its own, so a stale lease refuses its item and not the
+// claim; then the claim runs as Claim's, parked in the dispatcher when it
+// waits. A failure of either fails the call: the worker's retry, with the
+// same request ids, gets the first call's answers for what was written.
+func (h *worker) CompleteAndClaim(ctx context.Context, req *connect.Request[stintv1.CompleteAndClaimRequest]) (*connect.Response[stintv1.CompleteAndClaimResponse], error) {
+	p, m := principalOf(ctx), req.Msg
+	if m.Claim == nil {
+		return nil, invalid("claim is required: the claim to make after the completions (send CompleteMany to complete without claiming)")
+	}
+	params, wait, err := h.claimParams(p, m.Claim)
+	if err != nil {
+		return nil, err
+	}
+	out := &stintv1.CompleteAndClaimResponse{}
+	if len(m.Completions) > 0 {
+		if out.Results, err = h.completeItems(ctx, m.Completions); err != nil {
+			return nil, err
+		}
+	}
+	// Without a wait the claim joins the line of its queues when claims of
+	// the line run already (dispatch.Dispatcher.ClaimNow): workers that
+	// complete and claim under load share claims, as their long polls do.
+	claim := func() ([]store.Job, error) { return h.claims.ClaimNow(ctx, params) }
+	if wait > 0 {
+		claim = func() ([]store.Job, error) { return h.claims.Claim(ctx, params, wait) }
+	}
+	if out.Jobs, err = h.claim(p, params, claim); err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(out), nil
+}
+
+// claim runs a checked claim of params through the dispatcher and returns
+// its jobs as the caller sees them, noting the owner of each.
+func (h *worker) claim(p principal, params *store.JobClaimParams, run func() ([]store.Job, error)) ([]*stintv1.Job, error) {
+	jobs, err := run()
 	if err != nil {
 		return nil, toConnect(err)
 	}
-	out := &stintv1.ClaimResponse{Jobs: make([]*stintv1.Job, len(jobs))}
+	out := make([]*stintv1.Job, len(jobs))
 	for i, j := range jobs {
 		if p.tenant.owns(j) {
 			h.owners.note(j.ID, p.tenant.name, params.WorkerID)
 		}
-		out.Jobs[i] = jobToProto(p.tenant, j)
+		out[i] = jobToProto(p.tenant, j)
 	}
-	return connect.NewResponse(out), nil
+	return out, nil
 }
 
 func (h *worker) claimParams(p principal, m *stintv1.ClaimRequest) (*store.JobClaimParams, time.Duration, error) {

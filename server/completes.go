@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	stintv1 "github.com/stint-dev/stint/proto/stint/v1"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -149,4 +150,49 @@ func (c *completes) run(batch []*completeCall) {
 		}
 		close(call.done)
 	}
+}
+
+// completeItems completes the items of a CompleteMany (or the completions
+// of a CompleteAndClaim): all are checked first, and a bad one refuses
+// them all, changing nothing; then each passes the tenant check on its
+// own, and those that pass go in one merged store call. A refused item
+// (another tenant's job, a stale lease) gets its own error result.
+func (h *worker) completeItems(ctx context.Context, items []*stintv1.CompleteRequest) ([]*stintv1.CompleteResult, error) {
+	if len(items) > MaxBatch {
+		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, len(items))
+	}
+	params := make([]store.JobCompleteParams, len(items))
+	for i, m := range items {
+		cp, err := h.completeParams(m)
+		if err != nil {
+			return nil, invalid("completion %d: %s", i, messageOf(err))
+		}
+		params[i] = cp
+	}
+	out := make([]*stintv1.CompleteResult, len(items))
+	var mine []store.JobCompleteParams
+	var at []int
+	for i, cp := range params {
+		if _, err := h.own(ctx, cp.JobID); err != nil {
+			out[i] = failedItem(err)
+			continue
+		}
+		mine, at = append(mine, cp), append(at, i)
+	}
+	if len(mine) == 0 {
+		return out, nil
+	}
+	res, err := h.completes.complete(ctx, mine)
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	t := principalOf(ctx).tenant
+	for k, r := range res {
+		if r.Err != nil {
+			out[at[k]] = failedItem(toConnect(r.Err))
+		} else {
+			out[at[k]] = &stintv1.CompleteResult{Job: jobToProto(t, r.Job)}
+		}
+	}
+	return out, nil
 }

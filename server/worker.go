@@ -181,43 +181,14 @@ func (h *worker) Complete(ctx context.Context, req *connect.Request[stintv1.Comp
 // validated first; each item is then fenced on its own lease, and a job of
 // another tenant is answered not_found like a missing one.
 func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.CompleteManyRequest]) (*connect.Response[stintv1.CompleteManyResponse], error) {
-	items := req.Msg.Completions
-	if len(items) == 0 || len(items) > MaxBatch {
-		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, len(items))
+	if n := len(req.Msg.Completions); n == 0 {
+		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, n)
 	}
-	params := make([]store.JobCompleteParams, len(items))
-	for i, m := range items {
-		cp, err := h.completeParams(m)
-		if err != nil {
-			return nil, invalid("completion %d: %s", i, messageOf(err))
-		}
-		params[i] = cp
+	results, err := h.completeItems(ctx, req.Msg.Completions)
+	if err != nil {
+		return nil, err
 	}
-	out := &stintv1.CompleteManyResponse{Results: make([]*stintv1.CompleteResult, len(items))}
-	var mine []store.JobCompleteParams
-	var at []int
-	for i, cp := range params {
-		if _, err := h.own(ctx, cp.JobID); err != nil {
-			out.Results[i] = failedItem(err)
-			continue
-		}
-		mine, at = append(mine, cp), append(at, i)
-	}
-	if len(mine) > 0 {
-		res, err := h.completes.complete(ctx, mine)
-		if err != nil {
-			return nil, toConnect(err)
-		}
-		t := principalOf(ctx).tenant
-		for k, r := range res {
-			if r.Err != nil {
-				out.Results[at[k]] = failedItem(toConnect(r.Err))
-			} else {
-				out.Results[at[k]] = &stintv1.CompleteResult{Job: jobToProto(t, r.Job)}
-			}
-		}
-	}
-	return connect.NewResponse(out), nil
+	return connect.NewResponse(&stintv1.CompleteManyResponse{Results: results}), nil
 }
 
 func failedItem(err error) *stintv1.CompleteResult {

@@ -133,9 +133,38 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 	if wait <= 0 {
 		return d.cfg.Store.JobClaim(ctx, p)
 	}
+	return d.claim(ctx, p, wait, false)
+}
+
+// ClaimNow leases up to p.Limit jobs without waiting for jobs to come. It
+// claims at once when fewer than Config.Parallel claims of its line run;
+// otherwise it joins the line and is served by the next claim of the line,
+// with the waiters ahead of it, in one store call (as a long poll under
+// load is): a worker that claims right after completing (CompleteAndClaim)
+// costs a share of a claim, not a claim. On a drained line it is the
+// store's claim (which answers a retried request id with what it leased
+// first); when the claim that serves it comes back short it answers with
+// what it got, nothing included, rather than wait; and as Claim when ctx
+// ends.
+func (d *Dispatcher) ClaimNow(ctx context.Context, p *store.JobClaimParams) ([]store.Job, error) {
+	return d.claim(ctx, p, nowWait, true)
+}
+
+// nowWait bounds how long a ClaimNow stays in its line, should no claim
+// serve it.
+const nowWait = 10 * time.Second
+
+func (d *Dispatcher) claim(ctx context.Context, p *store.JobClaimParams, wait time.Duration, now bool) ([]store.Job, error) {
 	d.mu.Lock()
 	l := d.lineFor(p)
-	if len(l.waiters) == 0 && !l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) && l.inflight < d.cfg.Parallel {
+	drained := l.drained(d.cfg.Clock.Now(), d.cfg.Recheck)
+	if now && drained {
+		// Likely nothing, but a retry (a request id that leased jobs
+		// before) must get its jobs back: the store's claim finds them.
+		d.mu.Unlock()
+		return d.cfg.Store.JobClaim(ctx, p)
+	}
+	if len(l.waiters) == 0 && !drained && l.inflight < d.cfg.Parallel {
 		// Nobody waits ahead and the line may have jobs: claim at once,
 		// subscribed first so that a wake-up during the claim is heard.
 		d.start()
@@ -148,15 +177,16 @@ func (d *Dispatcher) Claim(ctx context.Context, p *store.JobClaimParams, wait ti
 		d.poke() // the run goroutine may end now
 		if err == nil && len(jobs) < p.Limit && l.gen == gen {
 			l.emptyAt = d.cfg.Clock.Now()
+			d.settleNow(l)
 		} else {
 			d.kick(l) // waiters that parked meanwhile may have jobs too
 		}
-		if err != nil || len(jobs) > 0 {
+		if err != nil || len(jobs) > 0 || now {
 			d.mu.Unlock()
 			return jobs, err
 		}
 	}
-	w := d.park(ctx, l, p, wait)
+	w := d.park(ctx, l, p, wait, now)
 	d.mu.Unlock()
 	return d.await(ctx, w)
 }

@@ -45,6 +45,7 @@ type waiter struct {
 	line     *line
 	p        *store.JobClaimParams
 	deadline time.Time // answered empty at or after it
+	now      bool      // a ClaimNow: answered empty when its line is drained
 	state    atomic.Int32
 	out      chan result // receives the one answer
 }
@@ -94,9 +95,9 @@ func slack(wait time.Duration) time.Duration { return min(time.Second, wait/4) }
 
 // park puts a waiter for p at the end of l, arms the timer, and starts a
 // claim when l may have jobs. d.mu is held.
-func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams, wait time.Duration) *waiter {
+func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams, wait time.Duration, claimNow bool) *waiter {
 	now := d.cfg.Clock.Now()
-	w := &waiter{ctx: ctx, line: l, p: p, deadline: now.Add(wait - slack(wait)), out: make(chan result, 1)}
+	w := &waiter{ctx: ctx, line: l, p: p, deadline: now.Add(wait - slack(wait)), now: claimNow, out: make(chan result, 1)}
 	l.waiters = append(l.waiters, w)
 	d.count(1)
 	d.armFor(w)
@@ -105,6 +106,27 @@ func (d *Dispatcher) park(ctx context.Context, l *line, p *store.JobClaimParams,
 		d.kick(l)
 	}
 	return w
+}
+
+// settleNow takes the ClaimNow waiters out of l, which is drained: they do
+// not wait for jobs. Each gets the store's claim of its own, which likely
+// finds nothing but answers a retried request id with the jobs it leased
+// first. d.mu is held.
+func (d *Dispatcher) settleNow(l *line) {
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		if w.now && w.state.CompareAndSwap(parked, taken) {
+			d.count(-1)
+			go func() {
+				jobs, err := d.cfg.Store.JobClaim(context.WithoutCancel(w.ctx), w.p)
+				w.answer(jobs, err)
+			}()
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(l.waiters[len(kept):])
+	l.waiters = kept
 }
 
 // unpark takes a done waiter out of its line. d.mu is held.

@@ -40,6 +40,7 @@ func (d *Dispatcher) serve(l *line) {
 		ws := d.takeGroup(l)
 		if len(ws) == 0 || l.drained(d.cfg.Clock.Now(), d.cfg.Recheck) {
 			d.putBack(l, ws)
+			d.settleNow(l)
 			l.inflight--
 			return
 		}
@@ -62,6 +63,8 @@ func (d *Dispatcher) serve(l *line) {
 			switch {
 			case res[i].Err != nil:
 				w.answer(nil, res[i].Err)
+			case len(res[i].Jobs) == 0 && w.now:
+				w.answer(nil, nil) // a ClaimNow does not wait for jobs
 			case len(res[i].Jobs) == 0:
 				empty = append(empty, w)
 			default:
@@ -72,6 +75,7 @@ func (d *Dispatcher) serve(l *line) {
 		if got < asked {
 			if l.gen == gen {
 				l.emptyAt = d.cfg.Clock.Now()
+				d.settleNow(l)
 				l.inflight--
 				return
 			}

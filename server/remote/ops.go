@@ -71,11 +71,21 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 	if err := noNow(p.Now); err != nil {
 		return nil, err
 	}
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, s.claimRequest(ctx, p))
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	return jobsOf(res.Jobs), nil
+}
+
+// claimRequest is the request of a claim: a long poll when ctx is of
+// store.WithClaimWaiting and the store waits.
+func (s *Store) claimRequest(ctx context.Context, p *store.JobClaimParams) *stintv1.ClaimRequest {
 	var wait *durationpb.Duration
 	if s.ClaimWaits() && store.ClaimWaiting(ctx) {
 		wait = durationpb.New(s.opts.ClaimWait)
 	}
-	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.Claim, (&stintv1.ClaimRequest{
+	return &stintv1.ClaimRequest{
 		Wait:   wait,
 		Queues: p.Queues, Kinds: p.Kinds, Topics: p.Topics, Limit: int32(p.Limit), LeaseTtl: durationpb.New(p.LeaseTTL),
 		// No request id of our own: a claim repeated on another server after
@@ -83,15 +93,15 @@ func (s *Store) JobClaim(ctx context.Context, p *store.JobClaimParams) ([]store.
 		// the reaper requeues when their lease expires; a request id lookup
 		// on every claim costs more than that rare delay.
 		Start: p.Start, WorkerId: p.WorkerID, RequestId: p.RequestID,
-	}))
-	if err != nil {
-		return nil, fromWire(err)
 	}
-	out := make([]store.Job, len(res.Jobs))
-	for i, j := range res.Jobs {
+}
+
+func jobsOf(js []*stintv1.Job) []store.Job {
+	out := make([]store.Job, len(js))
+	for i, j := range js {
 		out[i] = job(j)
 	}
-	return out, nil
+	return out
 }
 
 // jobOf unwraps a reply that carries a job.
@@ -143,7 +153,20 @@ func (s *Store) JobCheckpoint(ctx context.Context, p *store.JobCheckpointParams)
 
 // JobComplete completes a batch in one call and one transaction.
 func (s *Store) JobComplete(ctx context.Context, ps []store.JobCompleteParams) ([]store.Result, error) {
-	req := &stintv1.CompleteManyRequest{}
+	items, err := completions(ps)
+	if err != nil {
+		return nil, err
+	}
+	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.CompleteMany, &stintv1.CompleteManyRequest{Completions: items})
+	if err != nil {
+		return nil, fromWire(err)
+	}
+	return results(res.Results), nil
+}
+
+// completions are the items of a CompleteMany or CompleteAndClaim.
+func completions(ps []store.JobCompleteParams) ([]*stintv1.CompleteRequest, error) {
+	out := make([]*stintv1.CompleteRequest, 0, len(ps))
 	for _, p := range ps {
 		if err := noNow(p.Now); err != nil {
 			return nil, err
@@ -152,22 +175,23 @@ func (s *Store) JobComplete(ctx context.Context, ps []store.JobCompleteParams) (
 		if err != nil {
 			return nil, err
 		}
-		req.Completions = append(req.Completions, &stintv1.CompleteRequest{
+		out = append(out, &stintv1.CompleteRequest{
 			Owner: owner(p.OwnerParams), Result: result, ResultPtr: p.ResultPtr, ExecutionMs: p.ExecutionMS})
 	}
-	res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.CompleteMany, (req))
-	if err != nil {
-		return nil, fromWire(err)
-	}
-	out := make([]store.Result, len(res.Results))
-	for i, r := range res.Results {
+	return out, nil
+}
+
+// results turns the items of a completion reply into the store's results.
+func results(rs []*stintv1.CompleteResult) []store.Result {
+	out := make([]store.Result, len(rs))
+	for i, r := range rs {
 		if r.ErrorCode != "" {
 			out[i].Err = itemError(r)
 			continue
 		}
 		out[i].Job = job(r.Job)
 	}
-	return out, nil
+	return out
 }
 
 // itemError rebuilds the error of one refused item of a batch.

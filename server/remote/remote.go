@@ -66,6 +66,9 @@ type Store struct {
 	current atomic.Int64 // index into conns of the server in use
 	notices *notices
 	beats   beats
+	// apart is set once the server answered CompleteAndClaim with
+	// unimplemented: completions and claims then go in requests of their own.
+	apart atomic.Bool
 
 	closeOnce sync.Once
 }

@@ -2576,6 +2576,114 @@ func (x *GetChildResponse) GetResult() string {
 	return ""
 }
 
+type CompleteAndClaimRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// completions to write first, at most 1000; may be empty.
+	Completions []*CompleteRequest `protobuf:"bytes,1,rep,name=completions,proto3" json:"completions,omitempty"`
+	// claim is the claim to make after them; required.
+	Claim         *ClaimRequest `protobuf:"bytes,2,opt,name=claim,proto3" json:"claim,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteAndClaimRequest) Reset() {
+	*x = CompleteAndClaimRequest{}
+	mi := &file_stint_v1_worker_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteAndClaimRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteAndClaimRequest) ProtoMessage() {}
+
+func (x *CompleteAndClaimRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteAndClaimRequest.ProtoReflect.Descriptor instead.
+func (*CompleteAndClaimRequest) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CompleteAndClaimRequest) GetCompletions() []*CompleteRequest {
+	if x != nil {
+		return x.Completions
+	}
+	return nil
+}
+
+func (x *CompleteAndClaimRequest) GetClaim() *ClaimRequest {
+	if x != nil {
+		return x.Claim
+	}
+	return nil
+}
+
+type CompleteAndClaimResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results has one item per completion, in order, as CompleteMany's.
+	Results []*CompleteResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// jobs are the claim's, as Claim's.
+	Jobs          []*Job `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteAndClaimResponse) Reset() {
+	*x = CompleteAndClaimResponse{}
+	mi := &file_stint_v1_worker_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteAndClaimResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteAndClaimResponse) ProtoMessage() {}
+
+func (x *CompleteAndClaimResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_stint_v1_worker_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteAndClaimResponse.ProtoReflect.Descriptor instead.
+func (*CompleteAndClaimResponse) Descriptor() ([]byte, []int) {
+	return file_stint_v1_worker_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *CompleteAndClaimResponse) GetResults() []*CompleteResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *CompleteAndClaimResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 var File_stint_v1_worker_proto protoreflect.FileDescriptor
 
 const file_stint_v1_worker_proto_rawDesc = "" +
@@ -2758,8 +2866,13 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\bchild_id\x18\x02 \x01(\tR\achildId\"O\n" +
 	"\x10GetChildResponse\x12#\n" +
 	"\x05child\x18\x01 \x01(\v2\r.stint.v1.JobR\x05child\x12\x16\n" +
-	"\x06result\x18\x02 \x01(\tR\x06result2\xdc\n" +
-	"\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\"\x84\x01\n" +
+	"\x17CompleteAndClaimRequest\x12;\n" +
+	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\x12,\n" +
+	"\x05claim\x18\x02 \x01(\v2\x16.stint.v1.ClaimRequestR\x05claim\"q\n" +
+	"\x18CompleteAndClaimResponse\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.stint.v1.CompleteResultR\aresults\x12!\n" +
+	"\x04jobs\x18\x02 \x03(\v2\r.stint.v1.JobR\x04jobs2\xb7\v\n" +
 	"\rWorkerService\x128\n" +
 	"\x05Claim\x12\x16.stint.v1.ClaimRequest\x1a\x17.stint.v1.ClaimResponse\x128\n" +
 	"\x05Start\x12\x16.stint.v1.StartRequest\x1a\x17.stint.v1.StartResponse\x12D\n" +
@@ -2785,7 +2898,8 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"\tGetSignal\x12\x1a.stint.v1.GetSignalRequest\x1a\x1b.stint.v1.GetSignalResponse\x12G\n" +
 	"\n" +
 	"StartChild\x12\x1b.stint.v1.StartChildRequest\x1a\x1c.stint.v1.StartChildResponse\x12A\n" +
-	"\bGetChild\x12\x19.stint.v1.GetChildRequest\x1a\x1a.stint.v1.GetChildResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
+	"\bGetChild\x12\x19.stint.v1.GetChildRequest\x1a\x1a.stint.v1.GetChildResponse\x12Y\n" +
+	"\x10CompleteAndClaim\x12!.stint.v1.CompleteAndClaimRequest\x1a\".stint.v1.CompleteAndClaimResponseB3Z1github.com/stint-dev/stint/proto/stint/v1;stintv1b\x06proto3"
 
 var (
 	file_stint_v1_worker_proto_rawDescOnce sync.Once
@@ -2799,168 +2913,176 @@ func file_stint_v1_worker_proto_rawDescGZIP() []byte {
 	return file_stint_v1_worker_proto_rawDescData
 }
 
-var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_stint_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_stint_v1_worker_proto_goTypes = []any{
-	(*Owner)(nil),                 // 0: stint.v1.Owner
-	(*ClaimRequest)(nil),          // 1: stint.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 2: stint.v1.ClaimResponse
-	(*StartRequest)(nil),          // 3: stint.v1.StartRequest
-	(*StartResponse)(nil),         // 4: stint.v1.StartResponse
-	(*HeartbeatRequest)(nil),      // 5: stint.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 6: stint.v1.HeartbeatResponse
-	(*CheckpointRequest)(nil),     // 7: stint.v1.CheckpointRequest
-	(*CheckpointResponse)(nil),    // 8: stint.v1.CheckpointResponse
-	(*CompleteRequest)(nil),       // 9: stint.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 10: stint.v1.CompleteResponse
-	(*CompleteManyRequest)(nil),   // 11: stint.v1.CompleteManyRequest
-	(*CompleteResult)(nil),        // 12: stint.v1.CompleteResult
-	(*CompleteManyResponse)(nil),  // 13: stint.v1.CompleteManyResponse
-	(*FailRequest)(nil),           // 14: stint.v1.FailRequest
-	(*Backoff)(nil),               // 15: stint.v1.Backoff
-	(*FailResponse)(nil),          // 16: stint.v1.FailResponse
-	(*HaltRequest)(nil),           // 17: stint.v1.HaltRequest
-	(*HaltResponse)(nil),          // 18: stint.v1.HaltResponse
-	(*AckCancelRequest)(nil),      // 19: stint.v1.AckCancelRequest
-	(*AckCancelResponse)(nil),     // 20: stint.v1.AckCancelResponse
-	(*ReleaseRequest)(nil),        // 21: stint.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 22: stint.v1.ReleaseResponse
-	(*DeadLetterRequest)(nil),     // 23: stint.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 24: stint.v1.DeadLetterResponse
-	(*NoticesRequest)(nil),        // 25: stint.v1.NoticesRequest
-	(*NoticesResponse)(nil),       // 26: stint.v1.NoticesResponse
-	(*AddRunJobsRequest)(nil),     // 27: stint.v1.AddRunJobsRequest
-	(*AddRunJobsResponse)(nil),    // 28: stint.v1.AddRunJobsResponse
-	(*HeartbeatManyRequest)(nil),  // 29: stint.v1.HeartbeatManyRequest
-	(*HeartbeatResult)(nil),       // 30: stint.v1.HeartbeatResult
-	(*HeartbeatManyResponse)(nil), // 31: stint.v1.HeartbeatManyResponse
-	(*GetStepsRequest)(nil),       // 32: stint.v1.GetStepsRequest
-	(*GetStepsResponse)(nil),      // 33: stint.v1.GetStepsResponse
-	(*RecordStepRequest)(nil),     // 34: stint.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 35: stint.v1.RecordStepResponse
-	(*SuspendRequest)(nil),        // 36: stint.v1.SuspendRequest
-	(*SuspendResponse)(nil),       // 37: stint.v1.SuspendResponse
-	(*GetSignalRequest)(nil),      // 38: stint.v1.GetSignalRequest
-	(*GetSignalResponse)(nil),     // 39: stint.v1.GetSignalResponse
-	(*StartChildRequest)(nil),     // 40: stint.v1.StartChildRequest
-	(*StartChildResponse)(nil),    // 41: stint.v1.StartChildResponse
-	(*GetChildRequest)(nil),       // 42: stint.v1.GetChildRequest
-	(*GetChildResponse)(nil),      // 43: stint.v1.GetChildResponse
-	(*durationpb.Duration)(nil),   // 44: google.protobuf.Duration
-	(*Job)(nil),                   // 45: stint.v1.Job
-	(*structpb.Value)(nil),        // 46: google.protobuf.Value
-	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
-	(ErrorClass)(0),               // 48: stint.v1.ErrorClass
-	(*RunJobSpec)(nil),            // 49: stint.v1.RunJobSpec
-	(*RunView)(nil),               // 50: stint.v1.RunView
-	(*Step)(nil),                  // 51: stint.v1.Step
-	(*Signal)(nil),                // 52: stint.v1.Signal
-	(*Spec)(nil),                  // 53: stint.v1.Spec
+	(*Owner)(nil),                    // 0: stint.v1.Owner
+	(*ClaimRequest)(nil),             // 1: stint.v1.ClaimRequest
+	(*ClaimResponse)(nil),            // 2: stint.v1.ClaimResponse
+	(*StartRequest)(nil),             // 3: stint.v1.StartRequest
+	(*StartResponse)(nil),            // 4: stint.v1.StartResponse
+	(*HeartbeatRequest)(nil),         // 5: stint.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),        // 6: stint.v1.HeartbeatResponse
+	(*CheckpointRequest)(nil),        // 7: stint.v1.CheckpointRequest
+	(*CheckpointResponse)(nil),       // 8: stint.v1.CheckpointResponse
+	(*CompleteRequest)(nil),          // 9: stint.v1.CompleteRequest
+	(*CompleteResponse)(nil),         // 10: stint.v1.CompleteResponse
+	(*CompleteManyRequest)(nil),      // 11: stint.v1.CompleteManyRequest
+	(*CompleteResult)(nil),           // 12: stint.v1.CompleteResult
+	(*CompleteManyResponse)(nil),     // 13: stint.v1.CompleteManyResponse
+	(*FailRequest)(nil),              // 14: stint.v1.FailRequest
+	(*Backoff)(nil),                  // 15: stint.v1.Backoff
+	(*FailResponse)(nil),             // 16: stint.v1.FailResponse
+	(*HaltRequest)(nil),              // 17: stint.v1.HaltRequest
+	(*HaltResponse)(nil),             // 18: stint.v1.HaltResponse
+	(*AckCancelRequest)(nil),         // 19: stint.v1.AckCancelRequest
+	(*AckCancelResponse)(nil),        // 20: stint.v1.AckCancelResponse
+	(*ReleaseRequest)(nil),           // 21: stint.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),          // 22: stint.v1.ReleaseResponse
+	(*DeadLetterRequest)(nil),        // 23: stint.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),       // 24: stint.v1.DeadLetterResponse
+	(*NoticesRequest)(nil),           // 25: stint.v1.NoticesRequest
+	(*NoticesResponse)(nil),          // 26: stint.v1.NoticesResponse
+	(*AddRunJobsRequest)(nil),        // 27: stint.v1.AddRunJobsRequest
+	(*AddRunJobsResponse)(nil),       // 28: stint.v1.AddRunJobsResponse
+	(*HeartbeatManyRequest)(nil),     // 29: stint.v1.HeartbeatManyRequest
+	(*HeartbeatResult)(nil),          // 30: stint.v1.HeartbeatResult
+	(*HeartbeatManyResponse)(nil),    // 31: stint.v1.HeartbeatManyResponse
+	(*GetStepsRequest)(nil),          // 32: stint.v1.GetStepsRequest
+	(*GetStepsResponse)(nil),         // 33: stint.v1.GetStepsResponse
+	(*RecordStepRequest)(nil),        // 34: stint.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),       // 35: stint.v1.RecordStepResponse
+	(*SuspendRequest)(nil),           // 36: stint.v1.SuspendRequest
+	(*SuspendResponse)(nil),          // 37: stint.v1.SuspendResponse
+	(*GetSignalRequest)(nil),         // 38: stint.v1.GetSignalRequest
+	(*GetSignalResponse)(nil),        // 39: stint.v1.GetSignalResponse
+	(*StartChildRequest)(nil),        // 40: stint.v1.StartChildRequest
+	(*StartChildResponse)(nil),       // 41: stint.v1.StartChildResponse
+	(*GetChildRequest)(nil),          // 42: stint.v1.GetChildRequest
+	(*GetChildResponse)(nil),         // 43: stint.v1.GetChildResponse
+	(*CompleteAndClaimRequest)(nil),  // 44: stint.v1.CompleteAndClaimRequest
+	(*CompleteAndClaimResponse)(nil), // 45: stint.v1.CompleteAndClaimResponse
+	(*durationpb.Duration)(nil),      // 46: google.protobuf.Duration
+	(*Job)(nil),                      // 47: stint.v1.Job
+	(*structpb.Value)(nil),           // 48: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil),    // 49: google.protobuf.Timestamp
+	(ErrorClass)(0),                  // 50: stint.v1.ErrorClass
+	(*RunJobSpec)(nil),               // 51: stint.v1.RunJobSpec
+	(*RunView)(nil),                  // 52: stint.v1.RunView
+	(*Step)(nil),                     // 53: stint.v1.Step
+	(*Signal)(nil),                   // 54: stint.v1.Signal
+	(*Spec)(nil),                     // 55: stint.v1.Spec
 }
 var file_stint_v1_worker_proto_depIdxs = []int32{
-	44, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
-	44, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	45, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
+	46, // 0: stint.v1.ClaimRequest.lease_ttl:type_name -> google.protobuf.Duration
+	46, // 1: stint.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	47, // 2: stint.v1.ClaimResponse.jobs:type_name -> stint.v1.Job
 	0,  // 3: stint.v1.StartRequest.owner:type_name -> stint.v1.Owner
-	45, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
+	47, // 4: stint.v1.StartResponse.job:type_name -> stint.v1.Job
 	0,  // 5: stint.v1.HeartbeatRequest.owner:type_name -> stint.v1.Owner
-	44, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
-	46, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
-	45, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
-	47, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	46, // 6: stint.v1.HeartbeatRequest.lease_ttl:type_name -> google.protobuf.Duration
+	48, // 7: stint.v1.HeartbeatRequest.progress:type_name -> google.protobuf.Value
+	47, // 8: stint.v1.HeartbeatResponse.job:type_name -> stint.v1.Job
+	49, // 9: stint.v1.HeartbeatResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 10: stint.v1.CheckpointRequest.owner:type_name -> stint.v1.Owner
-	46, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
-	46, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
-	45, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
+	48, // 11: stint.v1.CheckpointRequest.checkpoint:type_name -> google.protobuf.Value
+	48, // 12: stint.v1.CheckpointRequest.progress:type_name -> google.protobuf.Value
+	47, // 13: stint.v1.CheckpointResponse.job:type_name -> stint.v1.Job
 	0,  // 14: stint.v1.CompleteRequest.owner:type_name -> stint.v1.Owner
-	46, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
-	45, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
+	48, // 15: stint.v1.CompleteRequest.result:type_name -> google.protobuf.Value
+	47, // 16: stint.v1.CompleteResponse.job:type_name -> stint.v1.Job
 	9,  // 17: stint.v1.CompleteManyRequest.completions:type_name -> stint.v1.CompleteRequest
-	45, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
+	47, // 18: stint.v1.CompleteResult.job:type_name -> stint.v1.Job
 	12, // 19: stint.v1.CompleteManyResponse.results:type_name -> stint.v1.CompleteResult
 	0,  // 20: stint.v1.FailRequest.owner:type_name -> stint.v1.Owner
-	48, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
-	44, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	50, // 21: stint.v1.FailRequest.error_class:type_name -> stint.v1.ErrorClass
+	46, // 22: stint.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	15, // 23: stint.v1.FailRequest.backoff:type_name -> stint.v1.Backoff
-	44, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
-	44, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
-	45, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
+	46, // 24: stint.v1.Backoff.base:type_name -> google.protobuf.Duration
+	46, // 25: stint.v1.Backoff.max:type_name -> google.protobuf.Duration
+	47, // 26: stint.v1.FailResponse.job:type_name -> stint.v1.Job
 	0,  // 27: stint.v1.HaltRequest.owner:type_name -> stint.v1.Owner
-	45, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
+	47, // 28: stint.v1.HaltResponse.job:type_name -> stint.v1.Job
 	0,  // 29: stint.v1.AckCancelRequest.owner:type_name -> stint.v1.Owner
-	45, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
+	47, // 30: stint.v1.AckCancelResponse.job:type_name -> stint.v1.Job
 	0,  // 31: stint.v1.ReleaseRequest.owner:type_name -> stint.v1.Owner
-	45, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
+	47, // 32: stint.v1.ReleaseResponse.job:type_name -> stint.v1.Job
 	0,  // 33: stint.v1.DeadLetterRequest.owner:type_name -> stint.v1.Owner
-	45, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
+	47, // 34: stint.v1.DeadLetterResponse.job:type_name -> stint.v1.Job
 	0,  // 35: stint.v1.AddRunJobsRequest.owner:type_name -> stint.v1.Owner
-	49, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
-	50, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
+	51, // 36: stint.v1.AddRunJobsRequest.jobs:type_name -> stint.v1.RunJobSpec
+	52, // 37: stint.v1.AddRunJobsResponse.run:type_name -> stint.v1.RunView
 	5,  // 38: stint.v1.HeartbeatManyRequest.heartbeats:type_name -> stint.v1.HeartbeatRequest
 	6,  // 39: stint.v1.HeartbeatResult.heartbeat:type_name -> stint.v1.HeartbeatResponse
 	30, // 40: stint.v1.HeartbeatManyResponse.results:type_name -> stint.v1.HeartbeatResult
 	0,  // 41: stint.v1.GetStepsRequest.owner:type_name -> stint.v1.Owner
-	51, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
+	53, // 42: stint.v1.GetStepsResponse.steps:type_name -> stint.v1.Step
 	0,  // 43: stint.v1.RecordStepRequest.owner:type_name -> stint.v1.Owner
-	45, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
-	51, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
+	47, // 44: stint.v1.RecordStepResponse.job:type_name -> stint.v1.Job
+	53, // 45: stint.v1.RecordStepResponse.step:type_name -> stint.v1.Step
 	0,  // 46: stint.v1.SuspendRequest.owner:type_name -> stint.v1.Owner
-	47, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
-	44, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
-	45, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
+	49, // 47: stint.v1.SuspendRequest.until:type_name -> google.protobuf.Timestamp
+	46, // 48: stint.v1.SuspendRequest.after:type_name -> google.protobuf.Duration
+	47, // 49: stint.v1.SuspendResponse.job:type_name -> stint.v1.Job
 	0,  // 50: stint.v1.GetSignalRequest.owner:type_name -> stint.v1.Owner
-	52, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
+	54, // 51: stint.v1.GetSignalResponse.signal:type_name -> stint.v1.Signal
 	0,  // 52: stint.v1.StartChildRequest.owner:type_name -> stint.v1.Owner
-	53, // 53: stint.v1.StartChildRequest.job:type_name -> stint.v1.Spec
-	45, // 54: stint.v1.StartChildResponse.job:type_name -> stint.v1.Job
-	51, // 55: stint.v1.StartChildResponse.step:type_name -> stint.v1.Step
-	45, // 56: stint.v1.StartChildResponse.child:type_name -> stint.v1.Job
+	55, // 53: stint.v1.StartChildRequest.job:type_name -> stint.v1.Spec
+	47, // 54: stint.v1.StartChildResponse.job:type_name -> stint.v1.Job
+	53, // 55: stint.v1.StartChildResponse.step:type_name -> stint.v1.Step
+	47, // 56: stint.v1.StartChildResponse.child:type_name -> stint.v1.Job
 	0,  // 57: stint.v1.GetChildRequest.owner:type_name -> stint.v1.Owner
-	45, // 58: stint.v1.GetChildResponse.child:type_name -> stint.v1.Job
-	1,  // 59: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
-	3,  // 60: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
-	5,  // 61: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
-	7,  // 62: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
-	9,  // 63: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
-	11, // 64: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
-	14, // 65: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
-	17, // 66: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
-	19, // 67: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
-	21, // 68: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
-	23, // 69: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
-	25, // 70: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
-	27, // 71: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
-	29, // 72: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
-	32, // 73: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
-	34, // 74: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
-	36, // 75: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
-	38, // 76: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
-	40, // 77: stint.v1.WorkerService.StartChild:input_type -> stint.v1.StartChildRequest
-	42, // 78: stint.v1.WorkerService.GetChild:input_type -> stint.v1.GetChildRequest
-	2,  // 79: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
-	4,  // 80: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
-	6,  // 81: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
-	8,  // 82: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
-	10, // 83: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
-	13, // 84: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
-	16, // 85: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
-	18, // 86: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
-	20, // 87: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
-	22, // 88: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
-	24, // 89: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
-	26, // 90: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
-	28, // 91: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
-	31, // 92: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
-	33, // 93: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
-	35, // 94: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
-	37, // 95: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
-	39, // 96: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
-	41, // 97: stint.v1.WorkerService.StartChild:output_type -> stint.v1.StartChildResponse
-	43, // 98: stint.v1.WorkerService.GetChild:output_type -> stint.v1.GetChildResponse
-	79, // [79:99] is the sub-list for method output_type
-	59, // [59:79] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	47, // 58: stint.v1.GetChildResponse.child:type_name -> stint.v1.Job
+	9,  // 59: stint.v1.CompleteAndClaimRequest.completions:type_name -> stint.v1.CompleteRequest
+	1,  // 60: stint.v1.CompleteAndClaimRequest.claim:type_name -> stint.v1.ClaimRequest
+	12, // 61: stint.v1.CompleteAndClaimResponse.results:type_name -> stint.v1.CompleteResult
+	47, // 62: stint.v1.CompleteAndClaimResponse.jobs:type_name -> stint.v1.Job
+	1,  // 63: stint.v1.WorkerService.Claim:input_type -> stint.v1.ClaimRequest
+	3,  // 64: stint.v1.WorkerService.Start:input_type -> stint.v1.StartRequest
+	5,  // 65: stint.v1.WorkerService.Heartbeat:input_type -> stint.v1.HeartbeatRequest
+	7,  // 66: stint.v1.WorkerService.Checkpoint:input_type -> stint.v1.CheckpointRequest
+	9,  // 67: stint.v1.WorkerService.Complete:input_type -> stint.v1.CompleteRequest
+	11, // 68: stint.v1.WorkerService.CompleteMany:input_type -> stint.v1.CompleteManyRequest
+	14, // 69: stint.v1.WorkerService.Fail:input_type -> stint.v1.FailRequest
+	17, // 70: stint.v1.WorkerService.Halt:input_type -> stint.v1.HaltRequest
+	19, // 71: stint.v1.WorkerService.AckCancel:input_type -> stint.v1.AckCancelRequest
+	21, // 72: stint.v1.WorkerService.Release:input_type -> stint.v1.ReleaseRequest
+	23, // 73: stint.v1.WorkerService.DeadLetter:input_type -> stint.v1.DeadLetterRequest
+	25, // 74: stint.v1.WorkerService.Notices:input_type -> stint.v1.NoticesRequest
+	27, // 75: stint.v1.WorkerService.AddRunJobs:input_type -> stint.v1.AddRunJobsRequest
+	29, // 76: stint.v1.WorkerService.HeartbeatMany:input_type -> stint.v1.HeartbeatManyRequest
+	32, // 77: stint.v1.WorkerService.GetSteps:input_type -> stint.v1.GetStepsRequest
+	34, // 78: stint.v1.WorkerService.RecordStep:input_type -> stint.v1.RecordStepRequest
+	36, // 79: stint.v1.WorkerService.Suspend:input_type -> stint.v1.SuspendRequest
+	38, // 80: stint.v1.WorkerService.GetSignal:input_type -> stint.v1.GetSignalRequest
+	40, // 81: stint.v1.WorkerService.StartChild:input_type -> stint.v1.StartChildRequest
+	42, // 82: stint.v1.WorkerService.GetChild:input_type -> stint.v1.GetChildRequest
+	44, // 83: stint.v1.WorkerService.CompleteAndClaim:input_type -> stint.v1.CompleteAndClaimRequest
+	2,  // 84: stint.v1.WorkerService.Claim:output_type -> stint.v1.ClaimResponse
+	4,  // 85: stint.v1.WorkerService.Start:output_type -> stint.v1.StartResponse
+	6,  // 86: stint.v1.WorkerService.Heartbeat:output_type -> stint.v1.HeartbeatResponse
+	8,  // 87: stint.v1.WorkerService.Checkpoint:output_type -> stint.v1.CheckpointResponse
+	10, // 88: stint.v1.WorkerService.Complete:output_type -> stint.v1.CompleteResponse
+	13, // 89: stint.v1.WorkerService.CompleteMany:output_type -> stint.v1.CompleteManyResponse
+	16, // 90: stint.v1.WorkerService.Fail:output_type -> stint.v1.FailResponse
+	18, // 91: stint.v1.WorkerService.Halt:output_type -> stint.v1.HaltResponse
+	20, // 92: stint.v1.WorkerService.AckCancel:output_type -> stint.v1.AckCancelResponse
+	22, // 93: stint.v1.WorkerService.Release:output_type -> stint.v1.ReleaseResponse
+	24, // 94: stint.v1.WorkerService.DeadLetter:output_type -> stint.v1.DeadLetterResponse
+	26, // 95: stint.v1.WorkerService.Notices:output_type -> stint.v1.NoticesResponse
+	28, // 96: stint.v1.WorkerService.AddRunJobs:output_type -> stint.v1.AddRunJobsResponse
+	31, // 97: stint.v1.WorkerService.HeartbeatMany:output_type -> stint.v1.HeartbeatManyResponse
+	33, // 98: stint.v1.WorkerService.GetSteps:output_type -> stint.v1.GetStepsResponse
+	35, // 99: stint.v1.WorkerService.RecordStep:output_type -> stint.v1.RecordStepResponse
+	37, // 100: stint.v1.WorkerService.Suspend:output_type -> stint.v1.SuspendResponse
+	39, // 101: stint.v1.WorkerService.GetSignal:output_type -> stint.v1.GetSignalResponse
+	41, // 102: stint.v1.WorkerService.StartChild:output_type -> stint.v1.StartChildResponse
+	43, // 103: stint.v1.WorkerService.GetChild:output_type -> stint.v1.GetChildResponse
+	45, // 104: stint.v1.WorkerService.CompleteAndClaim:output_type -> stint.v1.CompleteAndClaimResponse
+	84, // [84:105] is the sub-list for method output_type
+	63, // [63:84] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_stint_v1_worker_proto_init() }
@@ -2977,7 +3099,7 @@ func file_stint_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_stint_v1_worker_proto_rawDesc), len(file_stint_v1_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

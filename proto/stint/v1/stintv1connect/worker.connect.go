@@ -80,6 +80,9 @@ const (
 	WorkerServiceStartChildProcedure = "/stint.v1.WorkerService/StartChild"
 	// WorkerServiceGetChildProcedure is the fully-qualified name of the WorkerService's GetChild RPC.
 	WorkerServiceGetChildProcedure = "/stint.v1.WorkerService/GetChild"
+	// WorkerServiceCompleteAndClaimProcedure is the fully-qualified name of the WorkerService's
+	// CompleteAndClaim RPC.
+	WorkerServiceCompleteAndClaimProcedure = "/stint.v1.WorkerService/CompleteAndClaim"
 )
 
 // WorkerServiceClient is a client for the stint.v1.WorkerService service.
@@ -149,6 +152,15 @@ type WorkerServiceClient interface {
 	// parent_job_id it is), to see how it ended. Only the lease holder reads
 	// it (stale_lease otherwise); another job is not_found.
 	GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error)
+	// CompleteAndClaim completes the caller's finished jobs and claims more in
+	// one request: the completions are written first, each fenced on its own
+	// lease and answered on its own as CompleteMany answers (a refused item,
+	// such as a stale lease, refuses that item alone and does not stop the
+	// claim), then the claim runs as Claim runs it, long-polling with wait.
+	// Bad input anywhere refuses the whole call and changes nothing. Retried
+	// with the same request ids (the claim's and each completion's) it
+	// answers as the first call did.
+	CompleteAndClaim(context.Context, *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error)
 }
 
 // NewWorkerServiceClient constructs a client for the stint.v1.WorkerService service. By default, it
@@ -282,31 +294,38 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("GetChild")),
 			connect.WithClientOptions(opts...),
 		),
+		completeAndClaim: connect.NewClient[v1.CompleteAndClaimRequest, v1.CompleteAndClaimResponse](
+			httpClient,
+			baseURL+WorkerServiceCompleteAndClaimProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("CompleteAndClaim")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // workerServiceClient implements WorkerServiceClient.
 type workerServiceClient struct {
-	claim         *connect.Client[v1.ClaimRequest, v1.ClaimResponse]
-	start         *connect.Client[v1.StartRequest, v1.StartResponse]
-	heartbeat     *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
-	checkpoint    *connect.Client[v1.CheckpointRequest, v1.CheckpointResponse]
-	complete      *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
-	completeMany  *connect.Client[v1.CompleteManyRequest, v1.CompleteManyResponse]
-	fail          *connect.Client[v1.FailRequest, v1.FailResponse]
-	halt          *connect.Client[v1.HaltRequest, v1.HaltResponse]
-	ackCancel     *connect.Client[v1.AckCancelRequest, v1.AckCancelResponse]
-	release       *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
-	deadLetter    *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
-	notices       *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
-	addRunJobs    *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
-	heartbeatMany *connect.Client[v1.HeartbeatManyRequest, v1.HeartbeatManyResponse]
-	getSteps      *connect.Client[v1.GetStepsRequest, v1.GetStepsResponse]
-	recordStep    *connect.Client[v1.RecordStepRequest, v1.RecordStepResponse]
-	suspend       *connect.Client[v1.SuspendRequest, v1.SuspendResponse]
-	getSignal     *connect.Client[v1.GetSignalRequest, v1.GetSignalResponse]
-	startChild    *connect.Client[v1.StartChildRequest, v1.StartChildResponse]
-	getChild      *connect.Client[v1.GetChildRequest, v1.GetChildResponse]
+	claim            *connect.Client[v1.ClaimRequest, v1.ClaimResponse]
+	start            *connect.Client[v1.StartRequest, v1.StartResponse]
+	heartbeat        *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
+	checkpoint       *connect.Client[v1.CheckpointRequest, v1.CheckpointResponse]
+	complete         *connect.Client[v1.CompleteRequest, v1.CompleteResponse]
+	completeMany     *connect.Client[v1.CompleteManyRequest, v1.CompleteManyResponse]
+	fail             *connect.Client[v1.FailRequest, v1.FailResponse]
+	halt             *connect.Client[v1.HaltRequest, v1.HaltResponse]
+	ackCancel        *connect.Client[v1.AckCancelRequest, v1.AckCancelResponse]
+	release          *connect.Client[v1.ReleaseRequest, v1.ReleaseResponse]
+	deadLetter       *connect.Client[v1.DeadLetterRequest, v1.DeadLetterResponse]
+	notices          *connect.Client[v1.NoticesRequest, v1.NoticesResponse]
+	addRunJobs       *connect.Client[v1.AddRunJobsRequest, v1.AddRunJobsResponse]
+	heartbeatMany    *connect.Client[v1.HeartbeatManyRequest, v1.HeartbeatManyResponse]
+	getSteps         *connect.Client[v1.GetStepsRequest, v1.GetStepsResponse]
+	recordStep       *connect.Client[v1.RecordStepRequest, v1.RecordStepResponse]
+	suspend          *connect.Client[v1.SuspendRequest, v1.SuspendResponse]
+	getSignal        *connect.Client[v1.GetSignalRequest, v1.GetSignalResponse]
+	startChild       *connect.Client[v1.StartChildRequest, v1.StartChildResponse]
+	getChild         *connect.Client[v1.GetChildRequest, v1.GetChildResponse]
+	completeAndClaim *connect.Client[v1.CompleteAndClaimRequest, v1.CompleteAndClaimResponse]
 }
 
 // Claim calls stint.v1.WorkerService.Claim.
@@ -409,6 +428,11 @@ func (c *workerServiceClient) GetChild(ctx context.Context, req *connect.Request
 	return c.getChild.CallUnary(ctx, req)
 }
 
+// CompleteAndClaim calls stint.v1.WorkerService.CompleteAndClaim.
+func (c *workerServiceClient) CompleteAndClaim(ctx context.Context, req *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error) {
+	return c.completeAndClaim.CallUnary(ctx, req)
+}
+
 // WorkerServiceHandler is an implementation of the stint.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Claim leases up to limit queued jobs; with wait it long-polls until a job
@@ -476,6 +500,15 @@ type WorkerServiceHandler interface {
 	// parent_job_id it is), to see how it ended. Only the lease holder reads
 	// it (stale_lease otherwise); another job is not_found.
 	GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error)
+	// CompleteAndClaim completes the caller's finished jobs and claims more in
+	// one request: the completions are written first, each fenced on its own
+	// lease and answered on its own as CompleteMany answers (a refused item,
+	// such as a stale lease, refuses that item alone and does not stop the
+	// claim), then the claim runs as Claim runs it, long-polling with wait.
+	// Bad input anywhere refuses the whole call and changes nothing. Retried
+	// with the same request ids (the claim's and each completion's) it
+	// answers as the first call did.
+	CompleteAndClaim(context.Context, *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -605,6 +638,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("GetChild")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceCompleteAndClaimHandler := connect.NewUnaryHandler(
+		WorkerServiceCompleteAndClaimProcedure,
+		svc.CompleteAndClaim,
+		connect.WithSchema(workerServiceMethods.ByName("CompleteAndClaim")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/stint.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceClaimProcedure:
@@ -647,6 +686,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceStartChildHandler.ServeHTTP(w, r)
 		case WorkerServiceGetChildProcedure:
 			workerServiceGetChildHandler.ServeHTTP(w, r)
+		case WorkerServiceCompleteAndClaimProcedure:
+			workerServiceCompleteAndClaimHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -734,4 +775,8 @@ func (UnimplementedWorkerServiceHandler) StartChild(context.Context, *connect.Re
 
 func (UnimplementedWorkerServiceHandler) GetChild(context.Context, *connect.Request[v1.GetChildRequest]) (*connect.Response[v1.GetChildResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.GetChild is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) CompleteAndClaim(context.Context, *connect.Request[v1.CompleteAndClaimRequest]) (*connect.Response[v1.CompleteAndClaimResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("stint.v1.WorkerService.CompleteAndClaim is not implemented"))
 }
