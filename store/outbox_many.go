@@ -49,16 +49,18 @@ type OutboxDeliveredManyParams struct {
 
 var errNoHeadsFilter = errors.New("store: this driver cannot claim the outbox of some webhooks only")
 
-// outboxHeads reads the heads a claim may take.
+// outboxHeads reads the heads a claim may take: through OutboxHeadsOf
+// whenever the driver has it, filtered or not, since the drivers' version
+// starts its walk at the oldest pending message (docs/outbox.md).
 func outboxHeads(ctx context.Context, rt RunTx, t time.Time, p *OutboxClaimParams) ([]OutboxMessage, error) {
-	if len(p.Webhooks) == 0 && len(p.SkipWebhooks) == 0 {
+	ft, ok := rt.(OutboxHeadsFilterTx)
+	switch {
+	case ok:
+		return ft.OutboxHeadsOf(ctx, t, p.Limit, p.Webhooks, p.SkipWebhooks)
+	case len(p.Webhooks) == 0 && len(p.SkipWebhooks) == 0:
 		return rt.OutboxHeads(ctx, t, p.Limit)
 	}
-	ft, ok := rt.(OutboxHeadsFilterTx)
-	if !ok {
-		return nil, errNoHeadsFilter
-	}
-	return ft.OutboxHeadsOf(ctx, t, p.Limit, p.Webhooks, p.SkipWebhooks)
+	return nil, errNoHeadsFilter
 }
 
 // OutboxDeliveredMany implements [OutboxBatchReporter]: job messages in one

@@ -50,13 +50,22 @@ type OutboxCandidate struct {
 	data any // jobEventData or runEventData
 }
 
-// Body returns the JSON payload of the candidate's messages.
+// outboxBody is OutboxPayload with its data not yet encoded: the payload
+// is encoded in one pass (as an OutboxPayload, the data was encoded, then
+// scanned again to be copied in; every event of every transition pays it,
+// in SQLite's single writer).
+type outboxBody struct {
+	Type        string    `json:"type"`
+	Aggregate   string    `json:"aggregate"`
+	AggregateID string    `json:"aggregate_id"`
+	Timestamp   time.Time `json:"timestamp"`
+	Data        any       `json:"data"`
+}
+
+// Body returns the JSON payload of the candidate's messages: an
+// [OutboxPayload].
 func (c OutboxCandidate) Body() (json.RawMessage, error) {
-	data, err := json.Marshal(c.data)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(OutboxPayload{Type: c.EventType, Aggregate: c.Aggregate, AggregateID: c.AggregateID, Timestamp: c.At, Data: data})
+	return json.Marshal(outboxBody{Type: c.EventType, Aggregate: c.Aggregate, AggregateID: c.AggregateID, Timestamp: c.At, Data: c.data})
 }
 
 // Pass reports whether the candidate passes w's filters: the rule the

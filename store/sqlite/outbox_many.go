@@ -11,10 +11,12 @@ import (
 
 const (
 	// qOutboxHeadsOf is qOutboxHeads for the webhooks in ?4 (all when ?3 is
-	// 0) and not in ?5. It scans from the oldest pending message on, not
-	// over every delivered one before it (the table is scanned in id order).
+	// 0) and not in ?5. It scans from the oldest pending message on (a seek
+	// in outbox_pending_id, migration 0014, whose predicate the subquery
+	// repeats), not over every delivered one before it (the table is
+	// scanned in id order).
 	qOutboxHeadsOf = `SELECT id, ` + outboxColumns + ` FROM outbox o
-    WHERE o.id >= (SELECT coalesce(min(id), 0) FROM outbox WHERE state = 'pending')
+    WHERE o.id >= (SELECT coalesce(min(id), 0) FROM outbox WHERE state = 'pending' AND next_attempt_at IS NOT NULL)
       AND o.state = 'pending' AND o.next_attempt_at <= ?1
       AND (?3 = 0 OR o.webhook_id IN (SELECT value FROM json_each(?4)))
       AND o.webhook_id NOT IN (SELECT value FROM json_each(?5))

@@ -20,6 +20,7 @@ func testOutbox(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"RowIfAndOnlyIfTransitionCommits", outboxCommitted},
 		{"Filters", outboxFilters},
 		{"HeadsInOrderPerAggregate", outboxOrder},
+		{"HeadsOfSomeWebhooksSkipNothing", outboxHeadsOf},
 		{"StaleReporterIsFenced", outboxFenced},
 		{"DeadAndReplay", outboxDead},
 		{"RunFinalSetsReportedAt", outboxReported},
@@ -147,6 +148,74 @@ func outboxOrder(h *runHarness) {
 	if len(next) != 1 || next[0].Message.AggregateID != a.ID || next[0].Message.EventType != "claimed" {
 		h.t.Fatalf("after the head was delivered: %+v", next)
 	}
+}
+
+// outboxHeadsOf claims some webhooks' heads (the bus bridge's batch claim,
+// which starts its walk at the oldest pending message): a message made
+// pending again below every other pending one (a replayed dead letter) is
+// still claimed, in id order, leases hold, and a batch report is fenced.
+func outboxHeadsOf(h *runHarness) {
+	w := h.hook(store.Webhook{})
+	claim := func() []store.OutboxMessage {
+		h.t.Helper()
+		ds, err := h.s.OutboxClaim(h.ctx, &store.OutboxClaimParams{Limit: 10, Lease: time.Minute, Now: h.tick(), Webhooks: []string{w.ID}})
+		h.ok("outbox claim of one webhook", err)
+		ms := make([]store.OutboxMessage, len(ds))
+		for i, d := range ds {
+			ms[i] = d.Message
+		}
+		return ms
+	}
+	r, ok := store.As[store.OutboxBatchReporter](h.s)
+	if !ok {
+		h.t.Skip("this store records no batch of deliveries")
+	}
+	deliver := func(ms ...store.OutboxMessage) []int64 {
+		h.t.Helper()
+		stale, err := r.OutboxDeliveredMany(h.ctx, &store.OutboxDeliveredManyParams{Messages: ms, Now: h.tick()})
+		h.ok("outbox delivered many", err)
+		return stale
+	}
+	a, b, c := h.enqueue(), h.enqueue(), h.enqueue()
+	first := claim()
+	if len(first) != 3 {
+		h.t.Fatalf("claimed %d heads of 3 jobs", len(first))
+	}
+	if stale := deliver(first[0], first[1]); len(stale) != 0 {
+		h.t.Fatalf("fresh claims reported stale: %v", stale)
+	}
+	h.ok("dead", h.s.OutboxFailed(h.ctx, &store.OutboxReportParams{ID: first[2].ID, Attempt: first[2].Attempts, Error: "gone", Dead: true, Now: h.tick()}))
+	h.claim(&a) // a's claimed message, and d's enqueued one after it
+	d := h.enqueue()
+	if _, err := h.s.OutboxReplay(h.ctx, first[2].ID); err != nil {
+		h.t.Fatal(err)
+	}
+	h.tick()
+	heads := claim()
+	want := []string{c.ID, a.ID, d.ID}
+	if len(heads) != len(want) {
+		h.t.Fatalf("heads %+v, want the messages of %v", heads, want)
+	}
+	for i, m := range heads {
+		if m.AggregateID != want[i] || (i > 0 && m.ID <= heads[i-1].ID) {
+			h.t.Fatalf("heads %+v, want the messages of %v in id order", heads, want)
+		}
+	}
+	if more := claim(); len(more) != 0 {
+		h.t.Fatalf("claimed %d leased messages", len(more))
+	}
+	h.advance(2 * time.Minute)
+	again := claim()
+	if len(again) != 3 || again[0].ID != heads[0].ID || again[0].Attempts != heads[0].Attempts+1 {
+		h.t.Fatalf("after the lease: %+v", again)
+	}
+	if stale := deliver(heads[1], again[0], again[2]); len(stale) != 1 || stale[0] != heads[1].ID {
+		h.t.Fatalf("a stale claim's delivery: stale %v, want [%d]", stale, heads[1].ID)
+	}
+	if got := claim(); len(got) != 0 {
+		h.t.Fatalf("claimed %+v while a's head is still leased", got)
+	}
+	_ = b
 }
 
 func outboxFenced(h *runHarness) {
