@@ -45,6 +45,7 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 	var done atomic.Int64
 	stop := r.progress("cancel", n, func() int { return int(done.Load()) })
 	defer stop()
+	cpu := r.markCPU(ctx)
 	lat := make([]time.Duration, 0, n)
 	early := 0
 	for range n {
@@ -81,5 +82,6 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 	return Latency{
 		Samples: n, P50MS: ms(quantile(lat, 0.50)), P95MS: ms(quantile(lat, 0.95)),
 		P99MS: ms(quantile(lat, 0.99)), MaxMS: ms(lat[len(lat)-1]), Early: early,
+		CPU: r.cpuSince(ctx, cpu, n),
 	}, nil
 }
