@@ -174,7 +174,7 @@ func Run(ctx context.Context, s store.Store, cfg Config) (Report, error) {
 	}
 	mem := watchMemory()
 	r := &runner{s: s, cfg: cfg, runs: make(map[string]int32, cfg.Jobs+cfg.LatencySamples),
-		completedSignal: make(chan struct{}, 1)}
+		completedSignal: make(chan struct{}, 1), cancelOutcomes: make(chan stint.Outcome, 1)}
 	user := r.cfg.Pool.OnOutcome
 	r.cfg.Pool.OnOutcome = func(o stint.Outcome) {
 		if user != nil {
@@ -205,6 +205,8 @@ type runner struct {
 	// OnOutcome hears them; completedSignal wakes awaitCompletions.
 	completed       atomic.Int64
 	completedSignal chan struct{}
+	// cancelOutcomes hears how the cancel phase's attempts ended.
+	cancelOutcomes chan stint.Outcome
 }
 
 type startedJob struct {
@@ -282,6 +284,13 @@ func (r *runner) handle(_ context.Context, j *stint.Job) error {
 // awaitCompletions, so the pickup phase waits for each completion without
 // polling the pool.
 func (r *runner) outcome(o stint.Outcome) {
+	if o.Job.Kind == r.cancelKind() {
+		select {
+		case r.cancelOutcomes <- o:
+		default: // the cancel phase gave up on it
+		}
+		return
+	}
 	if o.Op != "complete" || !o.Accepted() {
 		return
 	}
