@@ -76,11 +76,15 @@ RETURNING ` + jobSelect + `, u.lease_id, u.rev, u.lease_expires_at, u.timeout_at
 // The generic plan walks the same indexes (the claim index, and the partial
 // request index thanks to the claim's request_id <> ''), so the transaction
 // forces it; the pool's claims then plan once per connection, until
-// statistics or partitions change. JIT is off for the transaction: a plan's
-// cost, inflated by the disabled scans where no index serves a statement,
-// must never make each execution compile (seconds per claim).
+// statistics or partitions change. JIT and parallel workers are off for the
+// transaction: a plan's cost, inflated by the disabled scans where no index
+// serves a statement, must never make each execution compile (seconds per
+// claim), and the generic plan of a lookup over an array of unknown size
+// that follows the claim (a retried claim's request ids) must not start
+// workers (0.1 s for nothing, EXPLAIN ANALYZE).
 const qClaimStartPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-    set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
+    set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true),
+    set_config('max_parallel_workers_per_gather', '0', true)`
 
 // claimMarks are the parameters of a claim walk: the distinct queues and
 // each one's low-water mark (or one below every job), and the flights
