@@ -28,8 +28,9 @@ import (
 // precision of timestamptz, truncated as lifecycle truncates them. A job
 // with no attempts left is not taken (lifecycle refuses to claim it). With
 // a request id ($8), nothing is claimed once a claimed event carries it:
-// the engine then answers the retry from the events. (The redundant
-// request_id <> '' lets the generic plan use the partial request index.)
+// the engine then answers the retry from the events. (The redundant test
+// that request_id is not empty lets the generic plan use the partial
+// request index.)
 const qJobClaimStart = `
 WITH now AS (SELECT coalesce($9::timestamptz, statement_timestamp()) AS t),
 fresh AS (
@@ -74,7 +75,7 @@ RETURNING ` + jobSelect + `, u.lease_id, u.rev, u.lease_expires_at, u.timeout_at
 // plan cache never settled on the generic plan because the generic plan's
 // estimates (ten queues, an unknown limit) cost more than the custom ones.
 // The generic plan walks the same indexes (the claim index, and the partial
-// request index thanks to the claim's request_id <> ''), so the transaction
+// request index, since the claim says request_id is not empty), so the transaction
 // forces it; the pool's claims then plan once per connection, until
 // statistics or partitions change. JIT and parallel workers are off for the
 // transaction: a plan's cost, inflated by the disabled scans where no index
