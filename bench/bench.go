@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stint-dev/stint"
@@ -175,7 +176,15 @@ func Run(ctx context.Context, s store.Store, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	mem := watchMemory()
-	r := &runner{s: s, cfg: cfg, runs: make(map[string]int32, cfg.Jobs+cfg.LatencySamples)}
+	r := &runner{s: s, cfg: cfg, runs: make(map[string]int32, cfg.Jobs+cfg.LatencySamples),
+		completedSignal: make(chan struct{}, 1), cancelOutcomes: make(chan stint.Outcome, 1)}
+	user := r.cfg.Pool.OnOutcome
+	r.cfg.Pool.OnOutcome = func(o stint.Outcome) {
+		if user != nil {
+			user(o)
+		}
+		r.outcome(o)
+	}
 	rep, err := r.run(ctx)
 	rep.Memory = mem.stop()
 	return rep, err
@@ -194,6 +203,13 @@ type runner struct {
 
 	// cancelStarted and cancelEnded hear from the cancel phase's handler.
 	cancelStarted, cancelEnded chan startedJob
+
+	// completed counts the completions the store accepted, as the pool's
+	// OnOutcome hears them; completedSignal wakes awaitCompletions.
+	completed       atomic.Int64
+	completedSignal chan struct{}
+	// cancelOutcomes hears how the cancel phase's attempts ended.
+	cancelOutcomes chan stint.Outcome
 }
 
 type startedJob struct {
@@ -265,6 +281,27 @@ func (r *runner) handle(_ context.Context, j *stint.Job) error {
 		}
 	}
 	return nil
+}
+
+// outcome counts the completions the store accepted and wakes
+// awaitCompletions, so the pickup phase waits for each completion without
+// polling the pool.
+func (r *runner) outcome(o stint.Outcome) {
+	if o.Job.Kind == r.cancelKind() {
+		select {
+		case r.cancelOutcomes <- o:
+		default: // the cancel phase gave up on it
+		}
+		return
+	}
+	if o.Op != "complete" || !o.Accepted() {
+		return
+	}
+	r.completed.Add(1)
+	select {
+	case r.completedSignal <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 }
 
 // progress calls cfg.Progress every 100ms with done() until stop is

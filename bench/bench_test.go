@@ -78,6 +78,11 @@ func TestRun(t *testing.T) {
 					t.Errorf("cpu %+v: want the client's CPU per job of each phase", c)
 				}
 			}
+			for name, c := range map[string]*bench.CPU{"pickup": rep.Pickup.CPU, "cancel": rep.Cancel.CPU, "check": rep.Check.CPU} {
+				if c == nil || c.ClientUSPerJob <= 0 {
+					t.Errorf("%s cpu %+v: want the client's CPU per sample or job", name, c)
+				}
+			}
 			p := rep.Pickup
 			if p.Samples != 20 || !(p.P50MS <= p.P95MS && p.P95MS <= p.P99MS && p.P99MS <= p.MaxMS) {
 				t.Errorf("pickup %+v: want 20 samples, p50 <= p95 <= p99 <= max", p)

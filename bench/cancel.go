@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,33 @@ func (r *runner) handleCancel(ctx context.Context, j *stint.Job) error {
 	return context.Cause(ctx)
 }
 
+// awaitCancelled waits until the store has ended job id: the pool's
+// outcome of its attempt, once the store accepted it, says so without
+// polling; any other outcome falls back to Client.Wait.
+func (r *runner) awaitCancelled(ctx context.Context, id string) error {
+	timeout := time.NewTimer(Patience)
+	defer timeout.Stop()
+	for {
+		select {
+		case o := <-r.cancelOutcomes:
+			if o.Job.ID != id {
+				continue
+			}
+			if o.Accepted() && o.Job.State.Terminal() {
+				return nil
+			}
+			waitCtx, cancel := context.WithTimeout(ctx, Patience)
+			defer cancel()
+			_, err := r.client.Wait(waitCtx, id)
+			return err
+		case <-timeout.C:
+			return fmt.Errorf("%w for %s: cancelled job %s did not end", errStalled, Patience, id)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // cancelLatency runs cfg.CancelSamples jobs one at a time into the idle
 // pool; once each one's handler runs, it cancels it (soft) and measures the
 // time from Cancel's return to the handler's context ending, which the
@@ -45,6 +73,7 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 	var done atomic.Int64
 	stop := r.progress("cancel", n, func() int { return int(done.Load()) })
 	defer stop()
+	cpu := r.markCPU(ctx)
 	lat := make([]time.Duration, 0, n)
 	early := 0
 	for range n {
@@ -69,10 +98,7 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 			d, early = 0, early+1
 		}
 		lat = append(lat, d)
-		waitCtx, cancel := context.WithTimeout(ctx, Patience)
-		_, err = r.client.Wait(waitCtx, id)
-		cancel()
-		if err != nil {
+		if err := r.awaitCancelled(ctx, id); err != nil {
 			return Latency{}, err
 		}
 		done.Add(1)
@@ -81,5 +107,6 @@ func (r *runner) cancelLatency(ctx context.Context) (Latency, error) {
 	return Latency{
 		Samples: n, P50MS: ms(quantile(lat, 0.50)), P95MS: ms(quantile(lat, 0.95)),
 		P99MS: ms(quantile(lat, 0.99)), MaxMS: ms(lat[len(lat)-1]), Early: early,
+		CPU: r.cpuSince(ctx, cpu, n),
 	}, nil
 }

@@ -39,6 +39,9 @@ type Check struct {
 	OK bool `json:"ok"`
 	// Problems says what is wrong when not OK.
 	Problems []string `json:"problems,omitempty"`
+	// CPU is the check's CPU per job checked, client and server; nil where
+	// it cannot be read.
+	CPU *CPU `json:"cpu,omitempty"`
 }
 
 // check reads every job and its event log once, through store.Verify.
@@ -55,6 +58,7 @@ type Check struct {
 // one read of each row and log.
 func (r *runner) check(ctx context.Context) (Check, error) {
 	c := Check{Findings: []store.Finding{}}
+	cpu := r.markCPU(ctx)
 	want := r.cfg.Jobs + r.cfg.LatencySamples
 	stop := r.progress("check", want, func() int { return 0 })
 	defer stop()
@@ -96,6 +100,7 @@ func (r *runner) check(ctx context.Context) (Check, error) {
 	c.Events = events
 	c.Findings = append(c.Findings, rep.Findings...)
 	c.judge(want)
+	c.CPU = r.cpuSince(ctx, cpu, c.Jobs)
 	return c, nil
 }
 

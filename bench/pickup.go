@@ -21,6 +21,9 @@ type Latency struct {
 	// Early counts the handlers that started before Enqueue returned (the
 	// claim raced the reply); they count as 0.
 	Early int `json:"early"`
+	// CPU is the phase's CPU per sample (each a job enqueued, claimed and
+	// ended on its own), client and server; nil where it cannot be read.
+	CPU *CPU `json:"cpu,omitempty"`
 }
 
 // pickup enqueues cfg.LatencySamples jobs one at a time into the idle pool.
@@ -46,9 +49,10 @@ func (r *runner) pickup(ctx context.Context) (Latency, error) {
 	var done atomic.Int64
 	stop := r.progress("pickup", n, func() int { return int(done.Load()) })
 	defer stop()
+	cpu := r.markCPU(ctx)
 	lat := make([]time.Duration, 0, n)
 	early := 0
-	succeeded := r.pool.Stats().Succeeded
+	succeeded := r.completed.Load()
 	for range n {
 		res, err := r.client.Enqueue(ctx, stint.Spec{Kind: r.cfg.Kind})
 		returned := time.Now()
@@ -74,6 +78,7 @@ func (r *runner) pickup(ctx context.Context) (Latency, error) {
 	return Latency{
 		Samples: n, P50MS: ms(quantile(lat, 0.50)), P95MS: ms(quantile(lat, 0.95)),
 		P99MS: ms(quantile(lat, 0.99)), MaxMS: ms(lat[len(lat)-1]), Early: early,
+		CPU: r.cpuSince(ctx, cpu, n),
 	}, nil
 }
 
@@ -94,17 +99,19 @@ func (r *runner) awaitStart(ctx context.Context, started <-chan startedJob, id s
 	}
 }
 
-// awaitCompletions waits until the pool has completed n jobs in all.
+// awaitCompletions waits until the store has accepted n completions in all
+// (counted by outcome), asleep between them.
 func (r *runner) awaitCompletions(ctx context.Context, n int64) error {
-	deadline := time.Now().Add(Patience)
-	for r.pool.Stats().Succeeded < n {
-		if err := ctx.Err(); err != nil {
-			return err
+	timeout := time.NewTimer(Patience)
+	defer timeout.Stop()
+	for r.completed.Load() < n {
+		select {
+		case <-r.completedSignal:
+		case <-timeout.C:
+			return fmt.Errorf("%w for %s: %d of %d completions written", errStalled, Patience, r.completed.Load(), n)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w for %s: %d of %d completions written", errStalled, Patience, r.pool.Stats().Succeeded, n)
-		}
-		time.Sleep(50 * time.Microsecond)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -277,19 +278,19 @@ func writeBenchReport(w io.Writer, r benchResult, profile string) error {
 		t.row("cpu", "enqueue: "+cpuLine(*e)+";  work: "+cpuLine(*w))
 	}
 	if p := rep.Pickup; p.Samples > 0 {
-		t.row("pickup", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (%d jobs enqueued one at a time into the idle pool)",
-			p.P50MS, p.P95MS, p.P99MS, p.MaxMS, p.Samples))
+		t.row("pickup", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (%d jobs enqueued one at a time into the idle pool)%s",
+			p.P50MS, p.P95MS, p.P99MS, p.MaxMS, p.Samples, cpuNote(p.CPU, "sample")))
 	}
 	if c := rep.Cancel; c.Samples > 0 {
-		t.row("cancel", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (Cancel returned → handler's context ended; %d running jobs cancelled one at a time)",
-			c.P50MS, c.P95MS, c.P99MS, c.MaxMS, c.Samples))
+		t.row("cancel", fmt.Sprintf("p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms  (Cancel returned → handler's context ended; %d running jobs cancelled one at a time)%s",
+			c.P50MS, c.P95MS, c.P99MS, c.MaxMS, c.Samples, cpuNote(c.CPU, "sample")))
 	}
 	m := rep.Memory
 	t.row("memory", fmt.Sprintf("peak heap %s, peak Go runtime %s, peak RSS %s", mib(m.PeakHeapBytes), mib(m.PeakGoBytes), mib(m.MaxRSSBytes)))
 	c := rep.Check
 	if c.OK {
-		t.row("check", fmt.Sprintf("ok: %s jobs succeeded exactly once (handler ran %s times; %s events, each job: %v; verify: %s)",
-			groupDigits(c.Succeeded), groupDigits(c.HandlerRuns), groupDigits(c.Events), c.EventsPerJob, plural(len(c.Findings), "finding")))
+		t.row("check", fmt.Sprintf("ok: %s jobs succeeded exactly once (handler ran %s times; %s events, each job: %v; verify: %s)%s",
+			groupDigits(c.Succeeded), groupDigits(c.HandlerRuns), groupDigits(c.Events), c.EventsPerJob, plural(len(c.Findings), "finding"), cpuNote(c.CPU, "job")))
 	} else {
 		t.row("check", fmt.Sprintf("FAILED: %v", c.Problems))
 	}
@@ -306,6 +307,15 @@ func cpuLine(c bench.CPU) string {
 		s += fmt.Sprintf(", PostgreSQL backends %.0f, cluster %.0f", c.BackendsUSPerJob, c.ClusterUSPerJob)
 	}
 	return s
+}
+
+// cpuNote is a probe's or the check's CPU per sample (or job), for the
+// end of its line; "" when not measured.
+func cpuNote(c *bench.CPU, per string) string {
+	if c == nil {
+		return ""
+	}
+	return ";  cpu per " + per + ": " + strings.ReplaceAll(cpuLine(*c), "µs/job", "µs")
 }
 
 func mib(b uint64) string {

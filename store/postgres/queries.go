@@ -133,9 +133,14 @@ WHERE e.request_id = $2 AND e.job_id = $1 AND e.request_id <> '' ORDER BY e.rev 
 	// not by created_at: a created_at changed behind the store's back must
 	// show in Verify as a created_at that disagrees with the events, not as
 	// a job without events.
+	//
+	// j.id = ANY($1), implied by the join, lets the planner fetch the jobs
+	// by their key: without it, a page of Verify (500 jobs) hashed the
+	// whole jobs table, or ran in parallel workers, at every page (50,000
+	// jobs: 50 ms a page against 9 ms).
 	qEventList = `
 SELECT ` + eventSelect + ` FROM job_events e JOIN jobs j ON j.id = e.job_id
-WHERE e.job_id = ANY($1::text[]) ORDER BY e.job_id, e.rev`
+WHERE e.job_id = ANY($1::text[]) AND j.id = ANY($1::text[]) ORDER BY e.job_id, e.rev`
 
 	// qNotify sends one notification per payload in $2.
 	qNotify = `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`
