@@ -179,7 +179,8 @@ func (h *worker) Complete(ctx context.Context, req *connect.Request[stintv1.Comp
 
 // CompleteMany completes a batch in one transaction. The whole batch is
 // validated first; each item is then fenced on its own lease, and a job of
-// another tenant is answered not_found like a missing one.
+// another tenant is answered not_found like a missing one. With omit_jobs
+// an accepted item's result is empty.
 func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.CompleteManyRequest]) (*connect.Response[stintv1.CompleteManyResponse], error) {
 	items := req.Msg.Completions
 	if len(items) == 0 || len(items) > MaxBatch {
@@ -210,9 +211,12 @@ func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.
 		}
 		t := principalOf(ctx).tenant
 		for k, r := range res {
-			if r.Err != nil {
+			switch {
+			case r.Err != nil:
 				out.Results[at[k]] = failedItem(toConnect(r.Err))
-			} else {
+			case req.Msg.OmitJobs:
+				out.Results[at[k]] = &stintv1.CompleteResult{}
+			default:
 				out.Results[at[k]] = &stintv1.CompleteResult{Job: jobToProto(t, r.Job)}
 			}
 		}
