@@ -332,7 +332,7 @@ export class Worker {
 
   #untrack(a: Attempt): void {
     if (a.timers) for (const t of a.timers) clearTimeout(t);
-    this.#running.delete(a.job.id);
+    if (this.#running.get(a.job.id) === a) this.#running.delete(a.job.id); // not a later attempt of the same job
   }
 
   /**

@@ -63,11 +63,14 @@ class Worker:
                  worker_id: Optional[str] = None, lease_ttl: float = 60.0, claim_wait: float = 30.0,
                  shutdown_grace: float = 10.0, backoff: Optional[Dict[str, float]] = None, complete_batch: int = 1000,
                  logger: Optional[logging.Logger] = None, on_outcome: Optional[Callable[[Outcome], None]] = None,
-                 transport: Optional[Transport] = None) -> None:
+                 transport: Optional[Transport] = None, completed_jobs: bool = False) -> None:
         """queues maps each queue to the most of its jobs that run at once (default {"default": 10}).
 
         lease_ttl, claim_wait and shutdown_grace are seconds; backoff is
         {"base": s, "factor": f, "max": s} (unset: the server's 500ms doubling to 60s).
+        completed_jobs has the server send back each completed job as stored,
+        for Outcome.job of op complete; by default a completion's answer holds
+        no job, which spares the server encoding it and the worker decoding it.
         """
         self.queues = dict(queues or {"default": 10})
         for q, n in self.queues.items():
@@ -77,6 +80,7 @@ class Worker:
         self.lease_ttl, self.claim_wait, self.shutdown_grace = lease_ttl, claim_wait, shutdown_grace
         self.backoff = backoff
         self.complete_batch = complete_batch
+        self.completed_jobs = completed_jobs
         self.log = logger or logging.getLogger("stint")
         self.on_outcome = on_outcome
         self.transport = transport or Transport(url, token, timeout=max(75.0, claim_wait + 15))
@@ -86,6 +90,7 @@ class Worker:
         self._state = "new"
         self._threads: List[threading.Thread] = []
         self._handler_threads: List[threading.Thread] = []
+        self._busy_in: Dict[str, int] = {q: 0 for q in self.queues}  # attempts tracked per queue, under _lock
         self._completions: "queuelib.Queue[Any]" = queuelib.Queue()
         self._stream_conn: Any = None
         self._stopped = threading.Event()
@@ -241,7 +246,7 @@ class Worker:
                     self._release(_Attempt(Job(rec, self), self.lease_ttl, 0), "the worker is shutting down")
 
     def _busy(self, q: str) -> int:
-        return sum(1 for a in self._running.values() if a.queue == q)
+        return self._busy_in[q]
 
     def _run(self, rec: Dict[str, Any], q: str) -> None:
         job = Job(rec, self)
@@ -249,8 +254,10 @@ class Worker:
         a.queue = q
         with self._lock:
             self._running[job.id] = a
+            self._busy_in[q] += 1
         t = threading.Thread(target=self._attempt, args=(a,), name=f"stint-job-{job.id}", daemon=True)
-        self._handler_threads = [h for h in self._handler_threads if h.is_alive()]
+        if len(self._handler_threads) >= 2 * sum(self.queues.values()):  # forget the ended ones now and then, not per job
+            self._handler_threads = [h for h in self._handler_threads if h.is_alive()]
         self._handler_threads.append(t)
         t.start()
 
@@ -267,7 +274,9 @@ class Worker:
         except Exception:  # noqa: BLE001
             self.log.exception("stint: could not report job %s's outcome; it is retried when its lease expires", a.job.id)
         with self._lock:
-            self._running.pop(a.job.id, None)
+            if self._running.get(a.job.id) is a:  # not a later attempt of the same job
+                del self._running[a.job.id]
+            self._busy_in[a.queue] -= 1
             a.done.set()
             self._lock.notify_all()
 
@@ -331,7 +340,8 @@ class Worker:
                 items.append(nxt)
             try:
                 res = self._send("complete", "WorkerService/CompleteMany",
-                                 {"completions": [{k: v for k, v in i["req"].items() if v is not None} for i in items]})
+                                 {"completions": [{k: v for k, v in i["req"].items() if v is not None} for i in items],
+                                  "omitJobs": not self.completed_jobs})
                 results = res.get("results", [])
                 for i, item in enumerate(items):
                     r = results[i] if i < len(results) else {"errorCode": "internal", "errorMessage": "no result for this completion"}
