@@ -61,8 +61,7 @@ class Worker:
     """Claims jobs from its queues and runs their kinds' handlers (threads): the guarantees of Go's stint.Pool over the API.
 
     Handlers run on a pool of threads that grows to the most jobs that ran
-    at once (at most the slots, and those still reporting); a thread is not
-    started per job.
+    at once (at most the slots); a thread is not started per job.
     """
 
     def __init__(self, url: str, token: Optional[str] = None, queues: Optional[Dict[str, int]] = None,
@@ -279,12 +278,21 @@ class Worker:
     def _handle_loop(self, a: Optional[_Attempt]) -> None:
         """One thread of the handler pool: runs attempts until stop() sends None."""
         while a is not None:
-            self._attempt(a)
+            queued = self._attempt(a)
             with self._lock:
                 self._idle += 1
+                # A completion frees its slot once queued (as Go's pool does)
+                # while fewer than all slots' worth wait, else once written;
+                # only now, so that the pool never has more busy threads than
+                # slots.
+                if queued and not a.done.is_set() and self._completions.qsize() <= self._slots:
+                    a.freed = True
+                    self._busy_in[a.queue] -= 1
+                    self._lock.notify_all()
             a = self._work.get()
 
-    def _attempt(self, a: _Attempt) -> None:
+    def _attempt(self, a: _Attempt) -> bool:
+        """Runs the handler and reports; True when a completion was queued (the completer finishes the attempt)."""
         handler = self._handlers[a.job.kind]
         ok, value, err = False, None, None
         try:
@@ -294,11 +302,13 @@ class Worker:
             err = e
         try:
             if ok and not a.lost and not a.job._suspended:
-                return self._complete(a, value, int((time.monotonic() - a.began) * 1000))
+                self._complete(a, value, int((time.monotonic() - a.began) * 1000))
+                return True
             self._settle(a, ok, value, err, int((time.monotonic() - a.began) * 1000))
         except Exception:  # noqa: BLE001
             self.log.exception("stint: could not report job %s's outcome; it is retried when its lease expires", a.job.id)
         self._finish(a)
+        return False
 
     def _finish(self, a: _Attempt) -> None:
         """Untracks an attempt whose report is written, and frees its slot if its completion did not already."""
@@ -345,15 +355,9 @@ class Worker:
         return self._fail(a, code, str(err) or type(err).__name__, None, ms)
 
     def _complete(self, a: _Attempt, value: Any, ms: int) -> None:
-        """Queues a completion; the completer reports it and finishes the attempt. Its slot is free at once (as
-        Go's pool does) while fewer than all slots' worth of completions wait, else once it is written."""
+        """Queues a completion; the completer reports it and finishes the attempt."""
         item = {"a": a, "req": {"owner": a.job.owner(), "result": value, "resultPtr": a.job.result_ptr or None, "executionMs": ms}}
         self._completions.put(item)
-        with self._lock:
-            if self._completions.qsize() <= self._slots:
-                a.freed = True
-                self._busy_in[a.queue] -= 1
-                self._lock.notify_all()
 
     def _complete_loop(self) -> None:
         """Writes completions with CompleteMany: whatever is queued when the writer is free goes in one call."""
