@@ -7,9 +7,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { LazyAbort } from "./abort.js";
 import { Completer } from "./completer.js";
 import { AbortReason, CancelRequested, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, TimeoutExceeded } from "./control.js";
-import { errorOf, InvalidTransitionError, NotFoundError, StaleLeaseError, StintError } from "./errors.js";
+import { errorOf, InvalidTransitionError, newError, NotFoundError, StaleLeaseError, StintError } from "./errors.js";
 import { ErrorClass, type Job as PBJob, type JobJson } from "./gen/stint/v1/types_pb.js";
-import { BackoffSchema, CompleteRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
+import { BackoffSchema, CompleteRequestSchema, HeartbeatRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
 import { Job, type CheckpointOptions, type JobHost } from "./job.js";
 import { jobJson, valueOf } from "./json.js";
 import { sender, type Sender } from "./sender.js";
@@ -338,19 +338,51 @@ export class Worker {
   /**
    * #beat, every sixth of the lease, renews the lease of each attempt whose
    * last renewal was sent a third of the lease ago or more (so every third
-   * to half of it), and gives up the attempts whose lease passed unrenewed.
+   * to half of it), all in one HeartbeatMany call (per 1000), and gives up
+   * the attempts whose lease passed unrenewed.
    */
   #beat(): void {
     const now = Date.now();
     const every = Math.max(10, Math.floor(this.#opts.leaseTtlMs / 3));
+    const due: Attempt[] = [];
     for (const a of this.#running.values()) {
       if (a.suspended || a.lost) continue;
       if (now > a.leaseUntil) this.#lose(a, "it was not renewed before it expired");
       else if (now - a.lastBeat >= every) {
         a.lastBeat = now;
-        this.#heartbeat(a.job, undefined, "").catch(() => {});
+        due.push(a);
       }
     }
+    for (let i = 0; i < due.length; i += 1000) void this.#heartbeatMany(due.slice(i, i + 1000), now);
+  }
+
+  async #heartbeatMany(due: Attempt[], sent: number): Promise<void> {
+    const leaseTtl = durationFromMs(this.#opts.leaseTtlMs);
+    // Each item keeps its request id across retries, as a lone heartbeat does.
+    const heartbeats = due.map((a) => create(HeartbeatRequestSchema, { owner: a.job.owner(), leaseTtl }));
+    let res: { results: { heartbeat?: { cancelRequested: boolean }; errorCode: string; errorMessage: string; errorKind: string }[] };
+    try {
+      res = await this.#send("heartbeat", () => this.#rpc.heartbeatMany({ heartbeats }));
+    } catch {
+      return; // the next tick tries again; the lease check gives up the job if none gets through
+    }
+    due.forEach((a, i) => {
+      const r = res.results[i];
+      if (!r) return;
+      if (r.errorCode) this.#refused(a, newError(r.errorMessage, r.errorCode, r.errorKind));
+      else this.#renewed(a, sent, r.heartbeat?.cancelRequested ?? false);
+    });
+  }
+
+  /** #renewed records a renewal sent at sent, and passes on a requested cancel. */
+  #renewed(a: Attempt, sent: number, cancelRequested: boolean): void {
+    a.leaseUntil = sent + this.#opts.leaseTtlMs;
+    if (cancelRequested) a.abort.abort(new CancelRequested());
+  }
+
+  /** #refused gives up an attempt whose renewal was refused because the job is no longer its. */
+  #refused(a: Attempt, err: unknown): void {
+    if (err instanceof StaleLeaseError || err instanceof NotFoundError || err instanceof InvalidTransitionError) this.#lose(a, (err as Error).message);
   }
 
   #lose(a: Attempt, why: string): void {
@@ -444,13 +476,9 @@ export class Worker {
     const owner = job.owner();
     try {
       const res = await this.#send("heartbeat", () => this.#rpc.heartbeat({ owner, leaseTtl: durationFromMs(this.#opts.leaseTtlMs), progress: valueOf(progress), phase }));
-      if (a) {
-        a.leaseUntil = sent + this.#opts.leaseTtlMs;
-        if (res.cancelRequested) a.abort.abort(new CancelRequested());
-      }
+      if (a) this.#renewed(a, sent, res.cancelRequested);
     } catch (err) {
-      if (a && (err instanceof StaleLeaseError || err instanceof NotFoundError)) this.#lose(a, (err as Error).message);
-      else if (a && err instanceof InvalidTransitionError) this.#lose(a, err.message);
+      if (a) this.#refused(a, err);
       throw err;
     }
   }
