@@ -9,7 +9,7 @@ import { Completer } from "./completer.js";
 import { AbortReason, CancelRequested, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, TimeoutExceeded } from "./control.js";
 import { errorOf, InvalidTransitionError, newError, NotFoundError, StaleLeaseError, StintError } from "./errors.js";
 import { ErrorClass, type Job as PBJob, type JobJson } from "./gen/stint/v1/types_pb.js";
-import { BackoffSchema, CompleteRequestSchema, HeartbeatRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
+import { BackoffSchema, CompleteRequestSchema, type HeartbeatManyResponse, HeartbeatRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
 import { Job, type CheckpointOptions, type JobHost } from "./job.js";
 import { jobJson, valueOf } from "./json.js";
 import { sender, type Sender } from "./sender.js";
@@ -286,7 +286,7 @@ export class Worker {
     const now = Date.now();
     const a: Attempt = {
       job: new Job(pb, abort, this.#host), abort, timers: undefined, leaseUntil: now + this.#opts.leaseTtlMs, lastBeat: now,
-      lost: false, suspended: false, done: undefined as unknown as Promise<void>,
+      lost: false, suspended: false, done: Promise.resolve(),
     };
     q.running++;
     this.#running.set(pb.id, a);
@@ -360,7 +360,7 @@ export class Worker {
     const leaseTtl = durationFromMs(this.#opts.leaseTtlMs);
     // Each item keeps its request id across retries, as a lone heartbeat does.
     const heartbeats = due.map((a) => create(HeartbeatRequestSchema, { owner: a.job.owner(), leaseTtl }));
-    let res: { results: { heartbeat?: { cancelRequested: boolean }; errorCode: string; errorMessage: string; errorKind: string }[] };
+    let res: HeartbeatManyResponse;
     try {
       res = await this.#send("heartbeat", () => this.#rpc.heartbeatMany({ heartbeats }));
     } catch {
