@@ -66,7 +66,7 @@ func (h *worker) CompleteAndClaim(ctx context.Context, req *connect.Request[stin
 	}
 	out := &stintv1.CompleteAndClaimResponse{}
 	if len(m.Completions) > 0 {
-		if out.Results, err = h.completeItems(ctx, m.Completions); err != nil {
+		if out.Results, err = h.completeItems(ctx, m.Completions, false); err != nil {
 			return nil, err
 		}
 	}

@@ -156,8 +156,10 @@ func (c *completes) run(batch []*completeCall) {
 // of a CompleteAndClaim): all are checked first, and a bad one refuses
 // them all, changing nothing; then each passes the tenant check on its
 // own, and those that pass go in one merged store call. A refused item
-// (another tenant's job, a stale lease) gets its own error result.
-func (h *worker) completeItems(ctx context.Context, items []*stintv1.CompleteRequest) ([]*stintv1.CompleteResult, error) {
+// (another tenant's job, a stale lease) gets its own error result. With
+// omitJobs an accepted item's result is empty: the stored job is neither
+// encoded nor sent.
+func (h *worker) completeItems(ctx context.Context, items []*stintv1.CompleteRequest, omitJobs bool) ([]*stintv1.CompleteResult, error) {
 	if len(items) > MaxBatch {
 		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, len(items))
 	}
@@ -188,9 +190,12 @@ func (h *worker) completeItems(ctx context.Context, items []*stintv1.CompleteReq
 	}
 	t := principalOf(ctx).tenant
 	for k, r := range res {
-		if r.Err != nil {
+		switch {
+		case r.Err != nil:
 			out[at[k]] = failedItem(toConnect(r.Err))
-		} else {
+		case omitJobs:
+			out[at[k]] = &stintv1.CompleteResult{}
+		default:
 			out[at[k]] = &stintv1.CompleteResult{Job: jobToProto(t, r.Job)}
 		}
 	}

@@ -179,12 +179,13 @@ func (h *worker) Complete(ctx context.Context, req *connect.Request[stintv1.Comp
 
 // CompleteMany completes a batch in one transaction. The whole batch is
 // validated first; each item is then fenced on its own lease, and a job of
-// another tenant is answered not_found like a missing one.
+// another tenant is answered not_found like a missing one. With omit_jobs
+// an accepted item's result is empty.
 func (h *worker) CompleteMany(ctx context.Context, req *connect.Request[stintv1.CompleteManyRequest]) (*connect.Response[stintv1.CompleteManyResponse], error) {
 	if n := len(req.Msg.Completions); n == 0 {
 		return nil, invalid("a batch takes 1 to %d completions, not %d", MaxBatch, n)
 	}
-	results, err := h.completeItems(ctx, req.Msg.Completions)
+	results, err := h.completeItems(ctx, req.Msg.Completions, req.Msg.OmitJobs)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,9 @@ import (
 // one `stint server` (SQLite): jobs/s and the worker process's CPU per
 // job. It runs only with STINT_SDK_BENCH=N (jobs per language);
 // STINT_SDK_BENCH_CONCURRENCY sets the worker's slots (default 100),
-// STINT_SDK_BENCH_LANGS the languages (go,typescript,python by default).
+// STINT_SDK_BENCH_LANGS the languages (go,typescript,python by default);
+// STINT_SDK_BENCH_PROFILE=DIR writes the TypeScript worker's CPU profile
+// (node --cpu-prof) there, to open in Chrome's DevTools.
 //
 //	STINT_SDK_BENCH=20000 go test ./sdk/conformance -run TestBench -v
 func TestBench(t *testing.T) {
@@ -48,6 +50,10 @@ func TestBench(t *testing.T) {
 				}
 			}
 			cmd := r.cmd(t)
+			if dir := os.Getenv("STINT_SDK_BENCH_PROFILE"); dir != "" && r.lang == "typescript" {
+				// NODE_OPTIONS may not carry --cpu-prof: the flags go before the script.
+				cmd.Args = append([]string{cmd.Args[0], "--cpu-prof", "--cpu-prof-dir=" + dir}, cmd.Args[1:]...)
+			}
 			cmd.Env = append(cmd.Env, "STINT_BENCH="+strconv.Itoa(n), "STINT_CONCURRENCY="+conc)
 			w := startWorker(t, cmd, s, "bench") // from "ready": the runtime's start-up is not the worker's
 			began, cpu0 := time.Now(), cpuOf(t, w.cmd.Process.Pid)

@@ -709,8 +709,13 @@ func (x *CompleteResponse) GetJob() *Job {
 }
 
 type CompleteManyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Completions   []*CompleteRequest     `protobuf:"bytes,1,rep,name=completions,proto3" json:"completions,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Completions []*CompleteRequest     `protobuf:"bytes,1,rep,name=completions,proto3" json:"completions,omitempty"`
+	// omit_jobs leaves the job out of each accepted result (a result with no
+	// error_code is an accepted completion): a worker that does not read the
+	// stored jobs back saves the server their encoding and itself their
+	// decoding, each as large as a claimed job.
+	OmitJobs      bool `protobuf:"varint,2,opt,name=omit_jobs,json=omitJobs,proto3" json:"omit_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -750,6 +755,13 @@ func (x *CompleteManyRequest) GetCompletions() []*CompleteRequest {
 		return x.Completions
 	}
 	return nil
+}
+
+func (x *CompleteManyRequest) GetOmitJobs() bool {
+	if x != nil {
+		return x.OmitJobs
+	}
+	return false
 }
 
 // CompleteResult is one item of CompleteMany: the job, or why it was refused.
@@ -2738,9 +2750,10 @@ const file_stint_v1_worker_proto_rawDesc = "" +
 	"result_ptr\x18\x03 \x01(\tR\tresultPtr\x12!\n" +
 	"\fexecution_ms\x18\x04 \x01(\x03R\vexecutionMs\"3\n" +
 	"\x10CompleteResponse\x12\x1f\n" +
-	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"R\n" +
+	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\"o\n" +
 	"\x13CompleteManyRequest\x12;\n" +
-	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\"\x94\x01\n" +
+	"\vcompletions\x18\x01 \x03(\v2\x19.stint.v1.CompleteRequestR\vcompletions\x12\x1b\n" +
+	"\tomit_jobs\x18\x02 \x01(\bR\bomitJobs\"\x94\x01\n" +
 	"\x0eCompleteResult\x12\x1f\n" +
 	"\x03job\x18\x01 \x01(\v2\r.stint.v1.JobR\x03job\x12\x1d\n" +
 	"\n" +

@@ -93,6 +93,35 @@ class WorkerTest(ServerTestCase):
         self.finished(job["id"], "JOB_STATE_CANCELLED")
         self.assertIsInstance(seen[0], CancelRequested)
 
+    def test_completed_jobs(self) -> None:
+        """A completion's outcome carries the stored job only with completed_jobs=True."""
+        for completed_jobs in (False, True):
+            with self.subTest(completed_jobs=completed_jobs):
+                outcomes = []
+                queue = f"p-completed-{completed_jobs}".lower()
+                w = self.worker(queue, completed_jobs=completed_jobs, on_outcome=outcomes.append)
+                w.handle("add", lambda job: {"sum": 3})
+                w.start()
+                job = self.client.enqueue({"kind": "add", "queue": queue}).job
+                self.finished(job["id"], "JOB_STATE_SUCCEEDED")
+                w.stop()
+                o = [o for o in outcomes if o.job_id == job["id"]][0]
+                self.assertEqual((o.op, o.error), ("complete", None))
+                if completed_jobs:
+                    self.assertEqual((o.job["state"], o.job["result"]), ("JOB_STATE_SUCCEEDED", {"sum": 3}))
+                else:
+                    self.assertIsNone(o.job)
+
+    def test_many_jobs_on_the_handler_pool(self) -> None:
+        """More jobs than slots all complete, on a pool no larger than the slots."""
+        w = self.worker("p-pool")
+        w.handle("n", lambda job: job.payload["i"])
+        w.start()
+        ids = [r.job["id"] for r in self.client.enqueue_many([{"kind": "n", "queue": "p-pool", "payload": {"i": i}} for i in range(40)])]
+        for i, job_id in enumerate(ids):
+            self.assertEqual(self.finished(job_id, "JOB_STATE_SUCCEEDED")["result"], i)
+        self.assertLessEqual(len(w._handler_threads), 4)
+
     def test_stale_lease_report_rejected(self) -> None:
         outcomes, released = [], set()
         raw = Client(self.srv.url, self.srv.tokens["worker"])  # the worker API, behind the Worker's back

@@ -30,20 +30,23 @@ export interface CheckpointOptions {
 export class Job {
   /** The job as claimed, in its protobuf form. */
   readonly pb: PBJob;
-  /** Fires when the handler should stop; signal.reason says why. */
-  readonly signal: AbortSignal;
   /** resultPtr, when set, is recorded with the result (a URI of a large result stored elsewhere). */
   resultPtr = "";
   /** When the claim's reply arrived, by performance.now(): the record's updatedAt is the store's time of it. */
   readonly claimedAt = performance.now();
+  #abort: { readonly signal: AbortSignal };
   #host: JobHost;
   #steps: Steps | undefined;
 
-  constructor(pb: PBJob, signal: AbortSignal, host: JobHost) {
+  /** abort is what makes the signal (an AbortController, or the worker's lazy one). */
+  constructor(pb: PBJob, abort: { readonly signal: AbortSignal }, host: JobHost) {
     this.pb = pb;
-    this.signal = signal;
+    this.#abort = abort;
     this.#host = host;
   }
+
+  /** Fires when the handler should stop; signal.reason says why. */
+  get signal(): AbortSignal { return this.#abort.signal; }
 
   /** updatedAt is the store's time of the claim. */
   get updatedAt() { return this.pb.updatedAt; }

@@ -1,10 +1,14 @@
-import { fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { durationFromMs, type Duration, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { create, fromJson, toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { durationFromMs, type Duration, NullValue, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Job, type JobJson, JobSchema } from "./gen/stint/v1/types_pb.js";
 
-/** valueOf turns a JSON value into a google.protobuf.Value; undefined stays unset. */
+/** One null Value for every request that sends null (most results): requests only read it. */
+const nullValue = create(ValueSchema, { kind: { case: "nullValue", value: NullValue.NULL_VALUE } });
+
+/** valueOf turns a JSON value into a google.protobuf.Value for a request; undefined stays unset. */
 export function valueOf(v: unknown): Value | undefined {
   if (v === undefined) return undefined;
+  if (v === null) return nullValue;
   return fromJson(ValueSchema, JSON.parse(JSON.stringify(v)) as JsonValue);
 }
 

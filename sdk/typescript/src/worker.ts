@@ -4,11 +4,12 @@ import { createClient, type Client as RPCClient } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
+import { LazyAbort } from "./abort.js";
 import { Completer } from "./completer.js";
 import { AbortReason, CancelRequested, DeadLetter, DeadlinePassed, Halt, LeaseLost, Permanent, RetryAfter, Shutdown, TimeoutExceeded } from "./control.js";
-import { errorOf, InvalidTransitionError, NotFoundError, StaleLeaseError, StintError } from "./errors.js";
+import { errorOf, InvalidTransitionError, newError, NotFoundError, StaleLeaseError, StintError } from "./errors.js";
 import { ErrorClass, type Job as PBJob, type JobJson } from "./gen/stint/v1/types_pb.js";
-import { BackoffSchema, CompleteRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
+import { BackoffSchema, CompleteRequestSchema, type HeartbeatManyResponse, HeartbeatRequestSchema, WorkerService } from "./gen/stint/v1/worker_pb.js";
 import { Job, type CheckpointOptions, type JobHost } from "./job.js";
 import { jobJson, valueOf } from "./json.js";
 import { sender, type Sender } from "./sender.js";
@@ -30,7 +31,7 @@ export interface Outcome {
   jobId: string;
   kind: string;
   op: string;
-  /** The job as the server stored it, when the report was accepted. */
+  /** The job as the server stored it, when the report was accepted (for op complete, only with the option completedJobs). */
   job?: JobJson;
   /** Why the report was refused (a StintError such as StaleLeaseError), or the abort reason when nothing was reported. */
   error?: unknown;
@@ -52,6 +53,13 @@ export interface WorkerOptions extends ConnectOptions {
   backoff?: { baseMs?: number; factor?: number; maxMs?: number };
   /** The most completions written in one call. Defaults to 1000. */
   completeBatch?: number;
+  /**
+   * Have the server send back each completed job as stored, for
+   * Outcome.job of op complete. Defaults to false: a completion's answer
+   * then holds no job, which spares the server encoding it and the worker
+   * decoding it (the larger part of a no-op job's protobuf work).
+   */
+  completedJobs?: boolean;
   /** Defaults to warnings and errors on the console. */
   logger?: Logger;
   /** Called after each attempt's report (tests, metrics). */
@@ -61,12 +69,15 @@ export interface WorkerOptions extends ConnectOptions {
 const consoleLogger: Logger = { info() {}, warn: console.warn, error: console.error };
 const maxMessage = 32 << 10;
 
-/** One running attempt. */
+/** One attempt, from its claim until its report is written. */
 interface Attempt {
   job: Job;
-  ctrl: AbortController;
-  timers: NodeJS.Timeout[];
+  abort: LazyAbort;
+  /** The timeout's and the deadline's, when the job has them. */
+  timers: NodeJS.Timeout[] | undefined;
   leaseUntil: number;
+  /** When the last heartbeat (or the claim) was sent. */
+  lastBeat: number;
   lost: boolean;
   /** A durable sleep or wait gave the lease back: no heartbeats, no report. */
   suspended: boolean;
@@ -96,6 +107,9 @@ export class Worker {
   readonly #completer: Completer;
   readonly #running = new Map<string, Attempt>();
   readonly #workerId: string;
+  /** Every queue's slots: the most completions that wait for a write while their slots are already free again. */
+  readonly #slots: number;
+  #ticker: NodeJS.Timeout | undefined;
   #queues: Queue[] = [];
   #loops: Promise<void>[] = [];
   #state: "new" | "running" | "stopping" | "stopped" = "new";
@@ -105,14 +119,17 @@ export class Worker {
 
   constructor(opts: WorkerOptions) {
     this.#opts = { leaseTtlMs: 60_000, claimWaitMs: 30_000, shutdownGraceMs: 10_000, completeBatch: 1000, ...opts };
+    let slots = 0;
     for (const [q, n] of Object.entries(opts.queues ?? { default: 10 })) {
       if (!Number.isInteger(n) || n < 1) throw new TypeError(`stint: queue ${q}: concurrency ${n}: expected a whole number of at least 1`);
+      slots += n;
     }
+    this.#slots = slots;
     this.#rpc = createClient(WorkerService, transportOf(opts));
     this.#log = opts.logger ?? consoleLogger;
     this.#workerId = opts.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.#send = sender(this.#opts.leaseTtlMs, () => this.#state !== "running", (m, e) => this.#log.warn(m, e));
-    this.#completer = new Completer(this.#rpc, this.#send, this.#opts.completeBatch);
+    this.#completer = new Completer(this.#rpc, this.#send, this.#opts.completeBatch, opts.completedJobs ?? false);
     this.#host = {
       heartbeat: (j, p, ph) => this.#heartbeat(j, p, ph), checkpoint: (j, s, o) => this.#checkpoint(j, s, o),
       steps: {
@@ -142,6 +159,8 @@ export class Worker {
       this.#queues.push(q);
       this.#loops.push(this.#claimLoop(q));
     }
+    // One timer for every attempt's heartbeats, rather than one per job.
+    this.#ticker = setInterval(() => this.#beat(), Math.max(5, Math.floor(this.#opts.leaseTtlMs / 6))).unref();
     void this.#listen();
   }
 
@@ -187,7 +206,7 @@ export class Worker {
     if (this.#running.size > 0 && this.#opts.shutdownGraceMs > 0) {
       await Promise.race([all(), sleep(Math.min(this.#opts.shutdownGraceMs, until - Date.now()))]);
     }
-    for (const a of this.#running.values()) a.ctrl.abort(new Shutdown());
+    for (const a of this.#running.values()) a.abort.abort(new Shutdown());
     if (this.#running.size > 0) {
       if (until === Infinity) await all();
       else await Promise.race([all(), sleep(Math.max(0, until - Date.now()))]);
@@ -199,6 +218,7 @@ export class Worker {
       this.#untrack(a);
     }
     await this.#completer.drain();
+    clearInterval(this.#ticker);
     this.#notices.abort();
     this.#state = "stopped";
   }
@@ -262,64 +282,126 @@ export class Worker {
   }
 
   #run(q: Queue, pb: PBJob): void {
-    const handler = this.#handlers.get(pb.kind)!;
-    const ctrl = new AbortController();
-    const job = new Job(pb, ctrl.signal, this.#host);
-    const a: Attempt = { job, ctrl, timers: [], leaseUntil: Date.now() + this.#opts.leaseTtlMs, lost: false, suspended: false, done: Promise.resolve() };
+    const abort = new LazyAbort();
+    const now = Date.now();
+    const a: Attempt = {
+      job: new Job(pb, abort, this.#host), abort, timers: undefined, leaseUntil: now + this.#opts.leaseTtlMs, lastBeat: now,
+      lost: false, suspended: false, done: Promise.resolve(),
+    };
     q.running++;
     this.#running.set(pb.id, a);
-    const beat = Math.max(10, Math.floor(this.#opts.leaseTtlMs / 3));
-    a.timers.push(setInterval(() => {
-      if (a.suspended) return;
-      if (Date.now() > a.leaseUntil) return this.#lose(a, "it was not renewed before it expired");
-      this.#heartbeat(job, undefined, "").catch(() => {});
-    }, beat));
     const timeoutMs = pb.timeout ? durationMs(pb.timeout) : 0;
-    if (timeoutMs > 0) a.timers.push(setTimeout(() => ctrl.abort(new TimeoutExceeded(timeoutMs)), timeoutMs));
-    if (pb.deadline) a.timers.push(setTimeout(() => ctrl.abort(new DeadlinePassed()), Math.max(0, timestampMs(pb.deadline) - Date.now())));
-    const began = Date.now();
-    a.done = (async () => {
-      let ok = false;
-      let value: unknown;
-      let err: unknown;
-      try {
-        value = await handler(job);
-        ok = true;
-      } catch (e) {
-        err = e;
-      }
-      for (const t of a.timers) clearTimeout(t);
-      try {
-        await this.#settle(a, ok, value, err, Date.now() - began);
-      } catch (e) {
-        this.#log.error("stint: could not report a job's outcome; it is retried when its lease expires", pb.id, e);
-      }
-      this.#untrack(a);
+    if (timeoutMs > 0) (a.timers ??= []).push(setTimeout(() => abort.abort(new TimeoutExceeded(timeoutMs)), timeoutMs));
+    if (pb.deadline) (a.timers ??= []).push(setTimeout(() => abort.abort(new DeadlinePassed()), Math.max(0, timestampMs(pb.deadline) - now)));
+    a.done = this.#attempt(q, a, this.#handlers.get(pb.kind)!, now);
+  }
+
+  /**
+   * #attempt runs the handler and reports its outcome. The slot is free
+   * again once the handler returned and its report is written, or, for a
+   * completion, as soon as it is queued (as Go's pool does) while fewer
+   * than all slots' worth wait: the attempt is still tracked, and
+   * heartbeats, until the completion is written.
+   */
+  async #attempt(q: Queue, a: Attempt, handler: Handler, began: number): Promise<void> {
+    let ok = false;
+    let value: unknown;
+    let err: unknown;
+    try {
+      value = await handler(a.job);
+      ok = true;
+    } catch (e) {
+      err = e;
+    }
+    if (a.timers) for (const t of a.timers) clearTimeout(t);
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
       q.running--;
       q.wake?.();
-    })();
+    };
+    try {
+      await this.#settle(a, ok, value, err, Date.now() - began, free);
+    } catch (e) {
+      this.#log.error("stint: could not report a job's outcome; it is retried when its lease expires", a.job.id, e);
+    }
+    this.#untrack(a);
+    free();
   }
 
   #untrack(a: Attempt): void {
-    for (const t of a.timers) clearTimeout(t);
-    this.#running.delete(a.job.id);
+    if (a.timers) for (const t of a.timers) clearTimeout(t);
+    if (this.#running.get(a.job.id) === a) this.#running.delete(a.job.id); // not a later attempt of the same job
+  }
+
+  /**
+   * #beat, every sixth of the lease, renews the lease of each attempt whose
+   * last renewal was sent a third of the lease ago or more (so every third
+   * to half of it), all in one HeartbeatMany call (per 1000), and gives up
+   * the attempts whose lease passed unrenewed.
+   */
+  #beat(): void {
+    const now = Date.now();
+    const every = Math.max(10, Math.floor(this.#opts.leaseTtlMs / 3));
+    const due: Attempt[] = [];
+    for (const a of this.#running.values()) {
+      if (a.suspended || a.lost) continue;
+      if (now > a.leaseUntil) this.#lose(a, "it was not renewed before it expired");
+      else if (now - a.lastBeat >= every) {
+        a.lastBeat = now;
+        due.push(a);
+      }
+    }
+    for (let i = 0; i < due.length; i += 1000) void this.#heartbeatMany(due.slice(i, i + 1000), now);
+  }
+
+  async #heartbeatMany(due: Attempt[], sent: number): Promise<void> {
+    const leaseTtl = durationFromMs(this.#opts.leaseTtlMs);
+    // Each item keeps its request id across retries, as a lone heartbeat does.
+    const heartbeats = due.map((a) => create(HeartbeatRequestSchema, { owner: a.job.owner(), leaseTtl }));
+    let res: HeartbeatManyResponse;
+    try {
+      res = await this.#send("heartbeat", () => this.#rpc.heartbeatMany({ heartbeats }));
+    } catch {
+      return; // the next tick tries again; the lease check gives up the job if none gets through
+    }
+    due.forEach((a, i) => {
+      const r = res.results[i];
+      if (!r) return;
+      if (r.errorCode) this.#refused(a, newError(r.errorMessage, r.errorCode, r.errorKind));
+      else this.#renewed(a, sent, r.heartbeat?.cancelRequested ?? false);
+    });
+  }
+
+  /** #renewed records a renewal sent at sent, and passes on a requested cancel. */
+  #renewed(a: Attempt, sent: number, cancelRequested: boolean): void {
+    a.leaseUntil = sent + this.#opts.leaseTtlMs;
+    if (cancelRequested) a.abort.abort(new CancelRequested());
+  }
+
+  /** #refused gives up an attempt whose renewal was refused because the job is no longer its. */
+  #refused(a: Attempt, err: unknown): void {
+    if (err instanceof StaleLeaseError || err instanceof NotFoundError || err instanceof InvalidTransitionError) this.#lose(a, (err as Error).message);
   }
 
   #lose(a: Attempt, why: string): void {
     a.lost = true;
-    a.ctrl.abort(new LeaseLost(why));
+    a.abort.abort(new LeaseLost(why));
   }
 
   /** #settle reports an attempt's outcome, decided as Go's pool decides it. */
-  async #settle(a: Attempt, ok: boolean, value: unknown, err: unknown, executionMs: number): Promise<void> {
-    const reason: unknown = a.ctrl.signal.aborted ? a.ctrl.signal.reason : undefined;
+  async #settle(a: Attempt, ok: boolean, value: unknown, err: unknown, executionMs: number, free: () => void): Promise<void> {
+    const reason: unknown = a.abort.aborted ? a.abort.reason : undefined;
     // A durable sleep or wait gave the lease back: nothing more to report.
     if (a.suspended) return this.#outcome(a, "suspend", undefined, ok || err instanceof Suspended ? undefined : err);
     if (a.lost) return this.#outcome(a, "", undefined, reason);
     const ms = BigInt(executionMs);
     if (ok) {
       const req = create(CompleteRequestSchema, { owner: a.job.owner(), result: valueOf(value ?? null), resultPtr: a.job.resultPtr, executionMs: ms });
-      const c = await this.#completer.add(req);
+      const written = this.#completer.add(req);
+      if (this.#completer.backlog <= this.#slots) free();
+      const c = await written;
       return this.#outcome(a, "complete", c.job, c.error);
     }
     if (reason instanceof CancelRequested) return this.#ackCancel(a);
@@ -394,13 +476,9 @@ export class Worker {
     const owner = job.owner();
     try {
       const res = await this.#send("heartbeat", () => this.#rpc.heartbeat({ owner, leaseTtl: durationFromMs(this.#opts.leaseTtlMs), progress: valueOf(progress), phase }));
-      if (a) {
-        a.leaseUntil = sent + this.#opts.leaseTtlMs;
-        if (res.cancelRequested) a.ctrl.abort(new CancelRequested());
-      }
+      if (a) this.#renewed(a, sent, res.cancelRequested);
     } catch (err) {
-      if (a && (err instanceof StaleLeaseError || err instanceof NotFoundError)) this.#lose(a, (err as Error).message);
-      else if (a && err instanceof InvalidTransitionError) this.#lose(a, err.message);
+      if (a) this.#refused(a, err);
       throw err;
     }
   }

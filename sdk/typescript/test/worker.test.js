@@ -190,3 +190,44 @@ test("a passed deadline aborts the handler and the job ends timed out", async ()
   assert.equal(j.reasonCode, "deadline");
   assert.ok(reasons[0] instanceof DeadlinePassed, String(reasons));
 });
+
+test("one ticker heartbeats every running job: leases are renewed while handlers run", async () => {
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const claimed = [];
+  const w = worker("t-beat", { leaseTtlMs: 1500 }).handle("long", async (job) => {
+    claimed.push(job.pb.leaseExpiresAt);
+    await gate;
+    return "ok";
+  });
+  w.start();
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await client.enqueue({ kind: "long", queue: "t-beat" })).job.id);
+  // Each lease moves past the one its claim granted: a heartbeat renewed it.
+  await waitFor("every lease renewed", async () => {
+    if (claimed.length < 3) return false;
+    const jobs = await Promise.all(ids.map((id) => client.get(id)));
+    const first = new Set(claimed.map((t) => new Date(Number(t.seconds) * 1000 + t.nanos / 1e6).toISOString()));
+    return jobs.every((j) => j.leaseExpiresAt && !first.has(new Date(j.leaseExpiresAt).toISOString()));
+  });
+  release();
+  for (const id of ids) await finished(id, "JOB_STATE_SUCCEEDED");
+  await w.stop();
+});
+
+test("a completion's outcome carries the stored job only with completedJobs", async () => {
+  for (const completedJobs of [false, true]) {
+    const outcomes = [];
+    const queue = `t-completed-${completedJobs}`;
+    const w = worker(queue, { completedJobs, onOutcome: (o) => outcomes.push(o) }).handle("add", () => ({ sum: 3 }));
+    w.start();
+    const { job } = await client.enqueue({ kind: "add", queue });
+    await finished(job.id, "JOB_STATE_SUCCEEDED");
+    await w.stop();
+    const o = outcomes.find((o) => o.jobId === job.id);
+    assert.equal(o.op, "complete");
+    assert.equal(o.error, undefined);
+    if (completedJobs) assert.deepEqual([o.job.state, o.job.result], ["JOB_STATE_SUCCEEDED", { sum: 3 }]);
+    else assert.equal(o.job, undefined);
+  }
+});

@@ -48,6 +48,7 @@ class _Attempt:
         self.next_beat = now + beat
         self.lost = False
         self.queue = ""
+        self.freed = False  # its slot was given back before its completion was written
         self.done = threading.Event()
         timeout = _seconds(job.record.get("timeout"))
         self.timeout = timeout
@@ -57,17 +58,24 @@ class _Attempt:
 
 
 class Worker:
-    """Claims jobs from its queues and runs their kinds' handlers (threads): the guarantees of Go's stint.Pool over the API."""
+    """Claims jobs from its queues and runs their kinds' handlers (threads): the guarantees of Go's stint.Pool over the API.
+
+    Handlers run on a pool of threads that grows to the most jobs that ran
+    at once (at most the slots); a thread is not started per job.
+    """
 
     def __init__(self, url: str, token: Optional[str] = None, queues: Optional[Dict[str, int]] = None,
                  worker_id: Optional[str] = None, lease_ttl: float = 60.0, claim_wait: float = 30.0,
                  shutdown_grace: float = 10.0, backoff: Optional[Dict[str, float]] = None, complete_batch: int = 1000,
                  logger: Optional[logging.Logger] = None, on_outcome: Optional[Callable[[Outcome], None]] = None,
-                 transport: Optional[Transport] = None) -> None:
+                 transport: Optional[Transport] = None, completed_jobs: bool = False) -> None:
         """queues maps each queue to the most of its jobs that run at once (default {"default": 10}).
 
         lease_ttl, claim_wait and shutdown_grace are seconds; backoff is
         {"base": s, "factor": f, "max": s} (unset: the server's 500ms doubling to 60s).
+        completed_jobs has the server send back each completed job as stored,
+        for Outcome.job of op complete; by default a completion's answer holds
+        no job, which spares the server encoding it and the worker decoding it.
         """
         self.queues = dict(queues or {"default": 10})
         for q, n in self.queues.items():
@@ -77,6 +85,7 @@ class Worker:
         self.lease_ttl, self.claim_wait, self.shutdown_grace = lease_ttl, claim_wait, shutdown_grace
         self.backoff = backoff
         self.complete_batch = complete_batch
+        self.completed_jobs = completed_jobs
         self.log = logger or logging.getLogger("stint")
         self.on_outcome = on_outcome
         self.transport = transport or Transport(url, token, timeout=max(75.0, claim_wait + 15))
@@ -85,7 +94,11 @@ class Worker:
         self._lock = threading.Condition()
         self._state = "new"
         self._threads: List[threading.Thread] = []
-        self._handler_threads: List[threading.Thread] = []
+        self._handler_threads: List[threading.Thread] = []  # the handler pool
+        self._work: "queuelib.SimpleQueue[Optional[_Attempt]]" = queuelib.SimpleQueue()
+        self._idle = 0  # handler threads waiting for work, under _lock
+        self._busy_in: Dict[str, int] = {q: 0 for q in self.queues}  # slots taken per queue, under _lock
+        self._slots = sum(self.queues.values())
         self._completions: "queuelib.Queue[Any]" = queuelib.Queue()
         self._stream_conn: Any = None
         self._stopped = threading.Event()
@@ -151,14 +164,16 @@ class Worker:
             left = list(self._running.values())
         for a in left:
             a.job._abort(Shutdown())
-        for t in list(self._handler_threads):
-            t.join(None if until is None else max(0.0, until - time.monotonic()))
+        for a in left:
+            a.done.wait(None if until is None else max(0.0, until - time.monotonic()))
         with self._lock:
             stuck = list(self._running.values())
         for a in stuck:
             a.lost = True
             self._release(a, "the worker stopped before the handler returned")
         self._state = "stopped"
+        for _ in list(self._handler_threads):
+            self._work.put(None)  # a stuck handler's thread takes its None when (if) it returns
         self._completions.put(None)
         self._stopped.set()
         conn = self._stream_conn
@@ -241,7 +256,7 @@ class Worker:
                     self._release(_Attempt(Job(rec, self), self.lease_ttl, 0), "the worker is shutting down")
 
     def _busy(self, q: str) -> int:
-        return sum(1 for a in self._running.values() if a.queue == q)
+        return self._busy_in[q]
 
     def _run(self, rec: Dict[str, Any], q: str) -> None:
         job = Job(rec, self)
@@ -249,12 +264,35 @@ class Worker:
         a.queue = q
         with self._lock:
             self._running[job.id] = a
-        t = threading.Thread(target=self._attempt, args=(a,), name=f"stint-job-{job.id}", daemon=True)
-        self._handler_threads = [h for h in self._handler_threads if h.is_alive()]
+            self._busy_in[q] += 1
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1  # that thread takes a
+        if not spawn:
+            self._work.put(a)
+            return
+        t = threading.Thread(target=self._handle_loop, args=(a,), name=f"stint-handler-{len(self._handler_threads) + 1}", daemon=True)
         self._handler_threads.append(t)
         t.start()
 
-    def _attempt(self, a: _Attempt) -> None:
+    def _handle_loop(self, a: Optional[_Attempt]) -> None:
+        """One thread of the handler pool: runs attempts until stop() sends None."""
+        while a is not None:
+            queued = self._attempt(a)
+            with self._lock:
+                self._idle += 1
+                # A completion frees its slot once queued (as Go's pool does)
+                # while fewer than all slots' worth wait, else once written;
+                # only now, so that the pool never has more busy threads than
+                # slots.
+                if queued and not a.done.is_set() and self._completions.qsize() <= self._slots:
+                    a.freed = True
+                    self._busy_in[a.queue] -= 1
+                    self._lock.notify_all()
+            a = self._work.get()
+
+    def _attempt(self, a: _Attempt) -> bool:
+        """Runs the handler and reports; True when a completion was queued (the completer finishes the attempt)."""
         handler = self._handlers[a.job.kind]
         ok, value, err = False, None, None
         try:
@@ -263,11 +301,24 @@ class Worker:
         except BaseException as e:  # noqa: B902 - a handler's every exception decides its job
             err = e
         try:
+            if ok and not a.lost and not a.job._suspended:
+                self._complete(a, value, int((time.monotonic() - a.began) * 1000))
+                return True
             self._settle(a, ok, value, err, int((time.monotonic() - a.began) * 1000))
         except Exception:  # noqa: BLE001
             self.log.exception("stint: could not report job %s's outcome; it is retried when its lease expires", a.job.id)
+        self._finish(a)
+        return False
+
+    def _finish(self, a: _Attempt) -> None:
+        """Untracks an attempt whose report is written, and frees its slot if its completion did not already."""
         with self._lock:
-            self._running.pop(a.job.id, None)
+            if a.done.is_set():
+                return
+            if self._running.get(a.job.id) is a:  # not a later attempt of the same job
+                del self._running[a.job.id]
+            if not a.freed:
+                self._busy_in[a.queue] -= 1
             a.done.set()
             self._lock.notify_all()
 
@@ -278,8 +329,6 @@ class Worker:
             return self._outcome(a, "suspend", None, None if isinstance(err, Suspended) or ok else err)
         if a.lost:
             return self._outcome(a, "", None, reason)
-        if ok:
-            return self._complete(a, value, ms)
         if isinstance(reason, CancelRequested):
             return self._report(a, "ack_cancel", "WorkerService/AckCancel", {})
         if isinstance(reason, Shutdown):
@@ -306,12 +355,9 @@ class Worker:
         return self._fail(a, code, str(err) or type(err).__name__, None, ms)
 
     def _complete(self, a: _Attempt, value: Any, ms: int) -> None:
-        done = threading.Event()
-        item = {"req": {"owner": a.job.owner(), "result": value, "resultPtr": a.job.result_ptr or None, "executionMs": ms},
-                "done": done, "job": None, "error": None}
+        """Queues a completion; the completer reports it and finishes the attempt."""
+        item = {"a": a, "req": {"owner": a.job.owner(), "result": value, "resultPtr": a.job.result_ptr or None, "executionMs": ms}}
         self._completions.put(item)
-        done.wait()
-        self._outcome(a, "complete", item["job"], item["error"])
 
     def _complete_loop(self) -> None:
         """Writes completions with CompleteMany: whatever is queued when the writer is free goes in one call."""
@@ -329,21 +375,26 @@ class Worker:
                     self._completions.put(None)
                     break
                 items.append(nxt)
+            outcomes: List[Any] = []
             try:
                 res = self._send("complete", "WorkerService/CompleteMany",
-                                 {"completions": [{k: v for k, v in i["req"].items() if v is not None} for i in items]})
+                                 {"completions": [{k: v for k, v in i["req"].items() if v is not None} for i in items],
+                                  "omitJobs": not self.completed_jobs})
                 results = res.get("results", [])
                 for i, item in enumerate(items):
                     r = results[i] if i < len(results) else {"errorCode": "internal", "errorMessage": "no result for this completion"}
                     if r.get("errorCode"):
-                        item["error"] = new_error(r.get("errorMessage", ""), r["errorCode"], r.get("errorKind", ""))
+                        outcomes.append((None, new_error(r.get("errorMessage", ""), r["errorCode"], r.get("errorKind", ""))))
                     else:
-                        item["job"] = r.get("job")
+                        outcomes.append((r.get("job"), None))
             except StintError as err:
-                for item in items:
-                    item["error"] = err
-            for item in items:
-                item["done"].set()
+                outcomes = [(None, err)] * len(items)
+            for item, (job, error) in zip(items, outcomes):
+                try:
+                    self._outcome(item["a"], "complete", job, error)
+                except Exception:  # noqa: BLE001 - on_outcome's own failure
+                    self.log.exception("stint: on_outcome failed for job %s", item["a"].job.id)
+                self._finish(item["a"])
 
     def _fail(self, a: _Attempt, code: str, message: str, cls: Optional[str], ms: int, retry_after: Optional[float] = None) -> None:
         body: Dict[str, Any] = {"errorCode": code, "errorMessage": _clip(message), "executionMs": ms}
