@@ -2,10 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// codeUndefinedTable is PostgreSQL's undefined_table: a table named in a
+// statement does not exist (any more).
+const codeUndefinedTable = "42P01"
 
 // Keeping the planner's statistics current.
 //
@@ -127,6 +133,9 @@ func (d *Driver) analyzeStale(ctx context.Context) ([]string, error) {
 			_, err := tx.Exec(ctx, `ANALYZE (SKIP_LOCKED) `+pgx.Identifier{d.opts.Schema, table}.Sanitize())
 			return err
 		})
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == codeUndefinedTable {
+			continue // a partition retention dropped since the list was read
+		}
 		if err != nil {
 			return done, err
 		}
