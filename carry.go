@@ -23,6 +23,9 @@ import (
 // enableCarry makes f carry completions when the pool's store can send
 // them with its long-polling claims. It runs before f's loop starts.
 func (f *fetcher) enableCarry() {
+	if !f.p.cfg.CarryCompletions {
+		return
+	}
 	cc, ok := store.As[store.CompleteClaimStore](f.p.store)
 	if !ok || !f.p.claimWaits() {
 		return

@@ -104,6 +104,13 @@ type Config struct {
 	// error when it finds some. Negative turns the check off; it is off on
 	// a store maintained elsewhere (see MaintainedElsewhere). Defaults to 1m.
 	MaintenanceCheck time.Duration
+	// CarryCompletions sends a queue's finished completions with its
+	// fetcher's next claim, in one call, on a store that can
+	// (store.CompleteClaimStore: a pool over server/remote). It halves the
+	// pool's requests per job, but on a quiet machine it cost the server
+	// more CPU per job than separate CompleteMany and Claim calls (see
+	// docs/remote.md), so it is off by default.
+	CarryCompletions bool
 	// OnOutcome, when set, is called once per attempt after the store
 	// answered the pool's report of it (or after the pool learned that the
 	// job was no longer its own), with what the store recorded: a handler

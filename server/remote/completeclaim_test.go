@@ -221,62 +221,68 @@ func TestCompleteAndClaimWaits(t *testing.T) {
 	}
 }
 
-// TestPoolCarriesCompletions: a stock pool over a remote store works a
-// backlog sending its completions with its claims (CompleteAndClaim), and
-// every job succeeds exactly once.
+// TestPoolCarriesCompletions: a pool over a remote store with
+// CarryCompletions works a backlog sending its completions with its claims
+// (CompleteAndClaim), and without it in separate calls (the default); every
+// job succeeds exactly once either way.
 func TestPoolCarriesCompletions(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			s := b.open(t)
-			st, _, counts := completeClaimServer(t, s, clock.System{})
-			const n = 200
-			enqueueN(t, s, n)
-			var mu sync.Mutex
-			ran := map[string]int{}
-			all := make(chan struct{})
-			mux := stint.NewMux()
-			mux.HandleFunc("k", func(ctx context.Context, j *stint.Job) error {
-				mu.Lock()
-				defer mu.Unlock()
-				ran[j.ID()]++
-				if len(ran) == n {
-					close(all)
-				}
-				return nil
+		for _, carry := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/carry=%v", b.name, carry), func(t *testing.T) {
+				t.Parallel()
+				testPoolCarries(t, b.open(t), carry)
 			})
-			p, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{"q": 4}, WorkerID: "pool",
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-all:
-			case <-t.Context().Done():
-				t.Fatal("the jobs never all ran")
-			}
-			if err := p.Stop(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			done, err := s.JobList(t.Context(), &store.JobListParams{States: []lifecycle.State{lifecycle.Succeeded}, Limit: 2 * n})
-			if err != nil || len(done) != n {
-				t.Fatalf("%d jobs succeeded (%v), want %d", len(done), err, n)
-			}
-			for id, k := range ran {
-				if k != 1 {
-					t.Errorf("job %s ran %d times", id, k)
-				}
-			}
-			if counts.get("CompleteAndClaim") == 0 {
-				t.Fatalf("requests %v: no completion went with a claim", counts.n)
-			}
-			t.Logf("requests for %d jobs: %v", n, counts.n)
-		})
+		}
 	}
+}
+
+func testPoolCarries(t *testing.T, s store.Store, carry bool) {
+	st, _, counts := completeClaimServer(t, s, clock.System{})
+	const n = 200
+	enqueueN(t, s, n)
+	var mu sync.Mutex
+	ran := map[string]int{}
+	all := make(chan struct{})
+	mux := stint.NewMux()
+	mux.HandleFunc("k", func(ctx context.Context, j *stint.Job) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran[j.ID()]++
+		if len(ran) == n {
+			close(all)
+		}
+		return nil
+	})
+	p, err := stint.NewPool(st, mux, stint.Config{Queues: map[string]int{"q": 4}, WorkerID: "pool", CarryCompletions: carry,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-all:
+	case <-t.Context().Done():
+		t.Fatal("the jobs never all ran")
+	}
+	if err := p.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	done, err := s.JobList(t.Context(), &store.JobListParams{States: []lifecycle.State{lifecycle.Succeeded}, Limit: 2 * n})
+	if err != nil || len(done) != n {
+		t.Fatalf("%d jobs succeeded (%v), want %d", len(done), err, n)
+	}
+	for id, k := range ran {
+		if k != 1 {
+			t.Errorf("job %s ran %d times", id, k)
+		}
+	}
+	if got := counts.get("CompleteAndClaim"); carry == (got == 0) {
+		t.Fatalf("requests %v with CarryCompletions %v: %d CompleteAndClaim", counts.n, carry, got)
+	}
+	t.Logf("requests for %d jobs: %v", n, counts.n)
 }
 
 // TestCompleteClaimOlderServer: against a server without CompleteAndClaim
