@@ -99,8 +99,12 @@ CROSS JOIN LATERAL (
 	// qClaimPlan steers the claim to the claim index for the transaction:
 	// without fresh statistics (right after a bulk enqueue, before
 	// autovacuum's analyze) PostgreSQL plans the claim as a bitmap scan of
-	// every queued job and a sort.
-	qClaimPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`
+	// every queued job and a sort. With sequential scans off, the other
+	// statements of the claim's transaction (the outbox's insert from the
+	// small webhooks table) are priced past every JIT threshold and
+	// compiled at each execution, so JIT is off for the transaction too.
+	qClaimPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+    set_config('jit', 'off', true)`
 
 	qJobList = `
 SELECT ` + jobSelect + ` FROM jobs j
