@@ -55,32 +55,14 @@ func (e *engine) JobStepChild(ctx context.Context, p *JobStepChildParams) (Child
 	var out ChildStep
 	repeat := false
 	err := e.stepTx(ctx, p.JobID, p.Now, func(tx Tx, st StepTx, b *batch, j lifecycle.Job, now time.Time) error {
-		repeat = false // a retried transaction starts over
-		last, ok, err := st.StepLast(ctx, j.ID)
-		if err != nil {
+		// The step first: a stale lease is refused there, before the child
+		// is enqueued, and the transaction writes nothing. A retry by the
+		// same lease (a lost reply) gets the step and its child back;
+		// anything else is a conflict.
+		next, again, err := e.stepNext(ctx, tx, st, b, j, &sp, now, &out.Parent, &out.Step)
+		repeat = again // a retried transaction starts over
+		if err != nil || again {
 			return err
-		}
-		if ok && last.Seq >= p.Seq {
-			// A retry by the same lease (a lost reply) gets the step and
-			// its child back; anything else is a conflict.
-			repeat = true
-			return e.stepRepeat(ctx, st, j, &sp, &out.Parent, &out.Step)
-		}
-		if want := last.Seq + 1; p.Seq != want {
-			return &lifecycle.Error{Kind: ErrValidation, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
-				Msg: fmt.Sprintf("step seq %d: the job's next step is %d; record steps in order", p.Seq, want)}
-		}
-		// The step first: a stale lease is refused here, before the child
-		// is enqueued, and the transaction writes nothing.
-		c := owner(p.OwnerParams, lifecycle.OpStep)
-		c.StepSeq, c.StepName = p.Seq, p.Name
-		next, err := e.step(ctx, tx, b, j, c, nil, now)
-		if err != nil {
-			return err
-		}
-		if next.Rev == j.Rev {
-			return &lifecycle.Error{Kind: ErrRequestConflict, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
-				Msg: fmt.Sprintf("request id %q already recorded another step of this job; use a new request id for a new step", p.RequestID)}
 		}
 		child, err := e.enqueueChild(ctx, tx, b, j, p, now)
 		if err != nil {

@@ -59,28 +59,9 @@ func (e *engine) JobStepRecord(ctx context.Context, p *JobStepParams) (Job, Step
 	var out Job
 	var rec StepRecord
 	err := e.stepTx(ctx, p.JobID, p.Now, func(tx Tx, st StepTx, b *batch, j lifecycle.Job, now time.Time) error {
-		last, ok, err := st.StepLast(ctx, j.ID)
-		if err != nil {
+		next, repeat, err := e.stepNext(ctx, tx, st, b, j, p, now, &out, &rec)
+		if err != nil || repeat {
 			return err
-		}
-		if ok && last.Seq >= p.Seq {
-			return e.stepRepeat(ctx, st, j, p, &out, &rec)
-		}
-		if want := last.Seq + 1; p.Seq != want {
-			return &lifecycle.Error{Kind: ErrValidation, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
-				Msg: fmt.Sprintf("step seq %d: the job's next step is %d; record steps in order", p.Seq, want)}
-		}
-		c := owner(p.OwnerParams, lifecycle.OpStep)
-		c.StepSeq, c.StepName = p.Seq, p.Name
-		next, err := e.step(ctx, tx, b, j, c, nil, now)
-		if err != nil {
-			return err
-		}
-		if next.Rev == j.Rev {
-			// step found an earlier step_recorded event of this request id:
-			// its record is at another seq, so this is another request.
-			return &lifecycle.Error{Kind: ErrRequestConflict, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
-				Msg: fmt.Sprintf("request id %q already recorded another step of this job; use a new request id for a new step", p.RequestID)}
 		}
 		rec = StepRecord{JobID: j.ID, Seq: p.Seq, Name: p.Name, Kind: p.Kind, Attempt: next.Attempt, LeaseID: next.LeaseID,
 			Status: p.Status, Output: compact(p.Output), Error: p.Error, DurationMS: max(p.DurationMS, 0), RecordedAt: now}
@@ -93,6 +74,36 @@ func (e *engine) JobStepRecord(ctx context.Context, p *JobStepParams) (Job, Step
 // stepRepeat answers a step whose seq is already recorded: the same step by
 // the same lease is a retry and gets its record back; anything else is a
 // conflict (another attempt recorded it, or the handler's order changed).
+// stepNext begins recording step p.Seq of j: a step at or past p.Seq is a
+// repeat, answered into out and rec by stepRepeat (repeat is true); else
+// p.Seq must be the next one, and the step_recorded transition, fenced by
+// the lease, is applied and returned for the caller to add its record.
+func (e *engine) stepNext(ctx context.Context, tx Tx, st StepTx, b *batch, j lifecycle.Job, p *JobStepParams, now time.Time, out *Job, rec *StepRecord) (next Job, repeat bool, err error) {
+	last, ok, err := st.StepLast(ctx, j.ID)
+	if err != nil {
+		return Job{}, false, err
+	}
+	if ok && last.Seq >= p.Seq {
+		return Job{}, true, e.stepRepeat(ctx, st, j, p, out, rec)
+	}
+	if want := last.Seq + 1; p.Seq != want {
+		return Job{}, false, &lifecycle.Error{Kind: ErrValidation, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
+			Msg: fmt.Sprintf("step seq %d: the job's next step is %d; record steps in order", p.Seq, want)}
+	}
+	c := owner(p.OwnerParams, lifecycle.OpStep)
+	c.StepSeq, c.StepName = p.Seq, p.Name
+	if next, err = e.step(ctx, tx, b, j, c, nil, now); err != nil {
+		return Job{}, false, err
+	}
+	if next.Rev == j.Rev {
+		// step found an earlier step_recorded event of this request id:
+		// its record is at another seq, so this is another request.
+		return Job{}, false, &lifecycle.Error{Kind: ErrRequestConflict, JobID: j.ID, Op: lifecycle.OpStep, State: j.State,
+			Msg: fmt.Sprintf("request id %q already recorded another step of this job; use a new request id for a new step", p.RequestID)}
+	}
+	return next, false, nil
+}
+
 func (e *engine) stepRepeat(ctx context.Context, st StepTx, j lifecycle.Job, p *JobStepParams, out *Job, rec *StepRecord) error {
 	recs, err := st.StepList(ctx, []string{j.ID})
 	if err != nil {
