@@ -30,7 +30,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Parallel is the most claims one line of waiters runs at once: a
 	// wake-up starts one, and each claim that comes back full starts
-	// another while waiters remain. Defaults to 4.
+	// another while waiters remain. Defaults to 1: claims in parallel each
+	// take only the waiters parked when they start, so most served one
+	// waiter, and on a quiet machine one at a time worked 18-25% more jobs
+	// a second at less CPU per job for 20 pools x 4 slots, with no loss of
+	// latency for 500 pools (docs/remote.md).
 	Parallel int
 	// Many leases for several waiters in one claim. Defaults to the
 	// capability of Store when Store is a store.Store that has one (found
@@ -55,7 +59,7 @@ func (c Config) WithDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	if c.Parallel == 0 {
-		c.Parallel = 4
+		c.Parallel = 1
 	}
 	if c.Recheck == 0 {
 		c.Recheck = 10 * time.Second
