@@ -139,6 +139,17 @@ func serve(t *testing.T, s store.Store) (url, client, worker string) {
 	return srv.URL, secret(store.RoleClient), secret(store.RoleWorker)
 }
 
+// dial opens a remote store on url with token, closed at cleanup.
+func dial(t *testing.T, url, token string) *remote.Store {
+	t.Helper()
+	st, err := remote.New(remote.Options{URL: url, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // TestRemoteWorkers: three worker processes, each a stock stint.Pool on a
 // remote store, finish a batch through one server; every (job, attempt) runs
 // exactly once, and the flaky jobs run exactly twice.
@@ -152,10 +163,7 @@ func TestRemoteWorkers(t *testing.T) {
 			t.Parallel()
 			s := b.open(t)
 			url, client, worker := serve(t, s)
-			producer, err := remote.New(remote.Options{URL: url, Token: client})
-			if err != nil {
-				t.Fatal(err)
-			}
+			producer := dial(t, url, client)
 			const n, flakyEvery = 60, 5
 			specs := make([]lifecycle.Spec, n)
 			for i := range specs {

@@ -10,7 +10,6 @@ import (
 
 	stint "github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/server/remote"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -27,20 +26,12 @@ func TestRunsThroughServer(t *testing.T) {
 			t.Parallel()
 			s := b.open(t)
 			url, clientTok, workerTok := serve(t, s)
-			producer, err := remote.New(remote.Options{URL: url, Token: clientTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer producer.Close()
+			producer := dial(t, url, clientTok)
 			client, err := stint.NewClient(producer, stint.ClientConfig{ActorID: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			workers, err := remote.New(remote.Options{URL: url, Token: workerTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer workers.Close()
+			workers := dial(t, url, workerTok)
 			added := make(chan stint.RunView, 1)
 			mux := stint.NewMux()
 			mux.HandleFunc("ok", func(context.Context, *stint.Job) error { return nil })

@@ -13,7 +13,6 @@ import (
 
 	stint "github.com/stint-dev/stint"
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/server/remote"
 	"github.com/stint-dev/stint/store"
 )
 
@@ -29,16 +28,8 @@ func TestRemoteChildSteps(t *testing.T) {
 			t.Parallel()
 			s := b.open(t)
 			url, clientTok, workerTok := serve(t, s)
-			producer, err := remote.New(remote.Options{URL: url, Token: clientTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer producer.Close()
-			workers, err := remote.New(remote.Options{URL: url, Token: workerTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer workers.Close()
+			producer := dial(t, url, clientTok)
+			workers := dial(t, url, workerTok)
 
 			var mu sync.Mutex
 			var started []string // the child id each attempt of the parent saw
@@ -149,16 +140,8 @@ func TestRemoteChildStepFenced(t *testing.T) {
 			t.Parallel()
 			s := b.open(t)
 			url, clientTok, workerTok := serve(t, s)
-			producer, err := remote.New(remote.Options{URL: url, Token: clientTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer producer.Close()
-			w, err := remote.New(remote.Options{URL: url, Token: workerTok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			producer := dial(t, url, clientTok)
+			w := dial(t, url, workerTok)
 			ctx := t.Context()
 			res, err := producer.JobEnqueue(ctx, &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "parent", Queue: "fenced"}}})
 			if err != nil {

@@ -122,10 +122,7 @@ func TestRemoteSteps(t *testing.T) {
 			t.Parallel()
 			s := b.open(t)
 			url, client, worker := serve(t, s)
-			producer, err := remote.New(remote.Options{URL: url, Token: client})
-			if err != nil {
-				t.Fatal(err)
-			}
+			producer := dial(t, url, client)
 			res, err := producer.JobEnqueue(t.Context(), &store.JobEnqueueParams{Jobs: []lifecycle.Spec{{Kind: "steps", Queue: "steps"}}})
 			if err != nil {
 				t.Fatal(err)
