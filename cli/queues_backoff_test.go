@@ -3,16 +3,12 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stint-dev/stint/cli"
 	"github.com/stint-dev/stint/lifecycle"
-	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
-	"github.com/stint-dev/stint/store/sqlite"
 )
 
 // TestQueueDefaultBackoff: `stint queues limit --default-backoff-*` keeps
@@ -23,7 +19,8 @@ import (
 // changes nothing.
 func TestQueueDefaultBackoff(t *testing.T) {
 	t.Parallel()
-	db := migratedDB(t)
+	v := newViaServer(t)
+	db, st := v.db, v.st
 	out := stint(t, db, "queues", "limit", "mail", "--default-backoff-base", "1h", "--default-backoff-max", "2h", "--default-backoff-factor", "3").ok(t).stdout
 	if !strings.Contains(out, "backoff base 1h0m0s, factor 3, max 2h0m0s") {
 		t.Errorf("queues limit said %q", out)
@@ -33,28 +30,7 @@ func TestQueueDefaultBackoff(t *testing.T) {
 	stint(t, db, "queues", "limit", "mail", "--default-backoff-max", "1m").usageError(t, "below its base")
 	stint(t, db, "queues", "limit", "mail", "--default-backoff-factor", "0.5").usageError(t, "factor")
 
-	st, err := sqlite.OpenStore(t.Context(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tok, secret, err := server.NewToken(server.DefaultTenant, store.RoleAdmin, "cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keeper, _ := store.TokensOf(st)
-	if _, err := keeper.TokenCreate(t.Context(), tok); err != nil {
-		t.Fatal(err)
-	}
-	h, err := server.New(server.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	remote := func(args ...string) result {
-		return stintEnv(t, cli.Env{}, append([]string{"--server", srv.URL, "--token", secret}, args...)...)
-	}
+	remote := func(args ...string) result { return v.remote(v.admin, args...) }
 	remote("queues", "limit", "mail", "--default-backoff-max", "1m").usageError(t, "below its base")
 	for _, args := range [][]string{{"queues", "limit", "mail", "--default-backoff-factor", "3"}, {"queues", "ls", "--json"}} {
 		r, l := remote(args...).ok(t).stdout, stint(t, db, args...).ok(t).stdout

@@ -1,16 +1,11 @@
 package cli_test
 
 import (
-	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stint-dev/stint/cli"
-	"github.com/stint-dev/stint/server"
 	"github.com/stint-dev/stint/store"
-	"github.com/stint-dev/stint/store/sqlite"
 )
 
 // TestReaderToken: `stint tokens create --role reader` works on the
@@ -20,22 +15,11 @@ import (
 // nothing.
 func TestReaderToken(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "stint.db")
-	st, err := sqlite.OpenStore(t.Context(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h, err := server.New(server.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	v := newViaServer(t)
+	db, srv, st := v.db, v.url, v.st
 	stint := func(args ...string) (string, string, int) {
-		var out, errs syncBuffer
-		code := cli.Main(context.Background(), args, cli.Env{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }})
-		return out.String(), errs.String(), code
+		r := v.run(args...)
+		return r.stdout, r.stderr, r.code
 	}
 	admin, errs, code := stint("--db", db, "tokens", "create", "--role", "admin")
 	if code != 0 {
@@ -46,7 +30,7 @@ func TestReaderToken(t *testing.T) {
 		t.Fatalf("create a reader on the database: exit %d: %s", code, errs)
 	}
 	as := func(secret string, args ...string) (string, string, int) {
-		return stint(append([]string{"--server", srv.URL, "--token", strings.TrimSpace(secret)}, args...)...)
+		return stint(append([]string{"--server", srv, "--token", strings.TrimSpace(secret)}, args...)...)
 	}
 	remote, errs, code := as(admin, "tokens", "create", "--role", "reader", "--name", "audit2")
 	if code != 0 || !strings.HasPrefix(remote, "stint_") {
