@@ -244,26 +244,15 @@ func (t *txn) OutboxInsert(ctx context.Context, ms []store.OutboxMessage) error 
 			args = append(args, m.WebhookID, m.Aggregate, m.AggregateID, m.EventType, string(m.Payload),
 				string(m.State), m.Attempts, micros(m.NextAttemptAt), m.LastError, micros(m.CreatedAt), microsPtr(m.DeliveredAt))
 		}
-		if err := t.execPrepared(ctx, insertQuery(qOutboxInsertHead, cols, len(chunk)), args...); err != nil {
+		st, err := t.prep(ctx, insertQuery(qOutboxInsertHead, cols, len(chunk)))
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(t.stmtCtx(ctx), args...); err != nil {
 			return fmt.Errorf("sqlite: insert outbox messages of %s %s (and %d more): %w", chunk[0].Aggregate, chunk[0].AggregateID, len(chunk)-1, err)
 		}
 	}
 	return nil
-}
-
-// execPrepared runs q as a statement prepared once where the transaction
-// can (the writer's), else as a plain one.
-func (t *txn) execPrepared(ctx context.Context, q string, args ...any) error {
-	if t.prep == nil || t.readOnly {
-		_, err := t.exec(ctx, q, args...)
-		return err
-	}
-	st, err := t.prep(ctx, q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(t.stmtCtx(ctx), args...)
-	return err
 }
 
 func scanOutbox(rows *sql.Rows) (store.OutboxMessage, error) {
