@@ -94,13 +94,11 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 			err = cerr
 		}
 	}()
-	var profile *os.File
-	if o.cpuProfile != "" {
-		if profile, err = os.Create(o.cpuProfile); err != nil {
-			return usageErrorf("--cpuprofile: %v", err)
-		}
-		defer profile.Close()
+	profile, err := createProfile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer profile.Close()
 
 	// 0 on the command line skips a phase; in bench.Config it means the default.
 	if o.cfg.LatencySamples == 0 {
@@ -136,15 +134,11 @@ func (a *app) runBench(cmd *cobra.Command, o *benchOptions) (err error) {
 	if !o.asJSON {
 		fmt.Fprintf(out, "stint bench: %s no-op jobs on %s, worker pool in its default configuration\n", groupDigits(o.cfg.Jobs), where)
 	}
-	if profile != nil {
-		if err := pprof.StartCPUProfile(profile); err != nil {
-			return fmt.Errorf("start the CPU profile: %w", err)
-		}
-	}
-	rep, err := bench.Run(ctx, st, o.cfg)
-	if profile != nil {
-		pprof.StopCPUProfile()
-	}
+	var rep bench.Report
+	err = profiling(profile, func() (err error) {
+		rep, err = bench.Run(ctx, st, o.cfg)
+		return err
+	})
 	bar.clear()
 	if err != nil {
 		return err
@@ -335,4 +329,31 @@ func groupDigits(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// createProfile creates the --cpuprofile file, before any work so that a
+// bad path is a usage error; nil without one. Closing a nil *os.File is a
+// harmless error.
+func createProfile(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageErrorf("--cpuprofile: %v", err)
+	}
+	return f, nil
+}
+
+// profiling runs fn under a CPU profile written to f, or plainly when f
+// is nil: the measured part of a bench, not its setup.
+func profiling(f *os.File, fn func() error) error {
+	if f == nil {
+		return fn()
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return fmt.Errorf("start the CPU profile: %w", err)
+	}
+	defer pprof.StopCPUProfile()
+	return fn()
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -43,28 +42,22 @@ func (a *app) benchBusCmd() *cobra.Command {
 					err = cerr
 				}
 			}()
-			var profile *os.File
-			if o.cpuProfile != "" {
-				if profile, err = os.Create(o.cpuProfile); err != nil {
-					return usageErrorf("--cpuprofile: %v", err)
-				}
-				defer profile.Close()
+			profile, err := createProfile(o.cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer profile.Close()
 			out := cmd.OutOrStdout()
 			if !o.asJSON {
 				fmt.Fprintf(out, "stint bench bus: %s requests on %s through NATS %s (load average %s, %d CPUs)\n",
 					groupDigits(o.jobs), where, o.url, loadAverage(), runtime.NumCPU())
 			}
 			quiet := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			if profile != nil {
-				if err := pprof.StartCPUProfile(profile); err != nil {
-					return fmt.Errorf("start the CPU profile: %w", err)
-				}
-			}
-			rep, err := bus.Bench(ctx, st, bus.BenchConfig{URL: o.url, Jobs: o.jobs, Bridge: bus.Config{Logger: quiet}})
-			if profile != nil {
-				pprof.StopCPUProfile()
-			}
+			var rep bus.BenchReport
+			err = profiling(profile, func() (err error) {
+				rep, err = bus.Bench(ctx, st, bus.BenchConfig{URL: o.url, Jobs: o.jobs, Bridge: bus.Config{Logger: quiet}})
+				return err
+			})
 			if err != nil {
 				return err
 			}
