@@ -172,9 +172,7 @@ func (r *Run) DoWith(ctx context.Context, name string, record func(ctx context.C
 	saved, err := record(context.WithoutCancel(ctx), p)
 	switch {
 	case err == nil:
-		r.mu.Lock()
-		r.taken++
-		r.mu.Unlock()
+		r.took()
 		return replayed(&saved)
 	case errors.Is(err, store.ErrValidation):
 		return nil, fmt.Errorf("%w: step %d %q: %w", ErrSaveFailed, seq, name, err)

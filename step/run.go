@@ -203,10 +203,15 @@ func (r *Run) save(ctx context.Context, p store.JobStepParams) (store.StepRecord
 	if err != nil {
 		return rec, r.saveError(p.Seq, p.Name, err)
 	}
+	r.took()
+	return rec, nil
+}
+
+// took counts a step recorded by this attempt.
+func (r *Run) took() {
 	r.mu.Lock()
 	r.taken++
 	r.mu.Unlock()
-	return rec, nil
 }
 
 // saveError says what a store's refusal to record step seq means: a stale

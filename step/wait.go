@@ -154,9 +154,7 @@ func (r *Run) Child(ctx context.Context, name string, spec lifecycle.Spec) (stri
 		if err != nil {
 			return "", r.saveError(seq, name, err)
 		}
-		r.mu.Lock()
-		r.taken++
-		r.mu.Unlock()
+		r.took()
 		rec = &res.Step
 	}
 	id, err := store.ChildOf(*rec)

@@ -71,9 +71,6 @@ func (e *engine) JobStepRecord(ctx context.Context, p *JobStepParams) (Job, Step
 	return out, rec, err
 }
 
-// stepRepeat answers a step whose seq is already recorded: the same step by
-// the same lease is a retry and gets its record back; anything else is a
-// conflict (another attempt recorded it, or the handler's order changed).
 // stepNext begins recording step p.Seq of j: a step at or past p.Seq is a
 // repeat, answered into out and rec by stepRepeat (repeat is true); else
 // p.Seq must be the next one, and the step_recorded transition, fenced by
@@ -104,6 +101,9 @@ func (e *engine) stepNext(ctx context.Context, tx Tx, st StepTx, b *batch, j lif
 	return next, false, nil
 }
 
+// stepRepeat answers a step whose seq is already recorded: the same step by
+// the same lease is a retry and gets its record back; anything else is a
+// conflict (another attempt recorded it, or the handler's order changed).
 func (e *engine) stepRepeat(ctx context.Context, st StepTx, j lifecycle.Job, p *JobStepParams, out *Job, rec *StepRecord) error {
 	recs, err := st.StepList(ctx, []string{j.ID})
 	if err != nil {

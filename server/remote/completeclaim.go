@@ -21,11 +21,11 @@ func (s *Store) JobCompleteClaim(ctx context.Context, cs []store.JobCompletePara
 	if err := noNow(claim.Now); err != nil {
 		return nil, nil, err
 	}
-	items, err := completions(cs)
-	if err != nil {
-		return nil, nil, err
-	}
 	if !s.apart.Load() {
+		items, err := completions(cs)
+		if err != nil {
+			return nil, nil, err
+		}
 		req := &stintv1.CompleteAndClaimRequest{Completions: items, Claim: s.claimRequest(ctx, claim)}
 		res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.CompleteAndClaim, req)
 		if err == nil {
@@ -38,11 +38,10 @@ func (s *Store) JobCompleteClaim(ctx context.Context, cs []store.JobCompletePara
 	}
 	var out []store.Result
 	if len(cs) > 0 {
-		res, err := callWorker(ctx, s, stintv1connect.WorkerServiceClient.CompleteMany, &stintv1.CompleteManyRequest{Completions: items})
-		if err != nil {
-			return nil, nil, fromWire(err)
+		var err error
+		if out, err = s.JobComplete(ctx, cs); err != nil {
+			return nil, nil, err
 		}
-		out = results(res.Results)
 	}
 	jobs, err := s.JobClaim(ctx, claim)
 	if err != nil {

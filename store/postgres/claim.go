@@ -83,9 +83,8 @@ RETURNING ` + jobSelect + `, u.lease_id, u.rev, u.lease_expires_at, u.timeout_at
 // claim), and the generic plan of a lookup over an array of unknown size
 // that follows the claim (a retried claim's request ids) must not start
 // workers (0.1 s for nothing, EXPLAIN ANALYZE).
-const qClaimStartPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-    set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true),
-    set_config('max_parallel_workers_per_gather', '0', true)`
+const qClaimStartPlan = qClaimPlan + `,
+    set_config('plan_cache_mode', 'force_generic_plan', true), set_config('max_parallel_workers_per_gather', '0', true)`
 
 // claimMarks are the parameters of a claim walk: the distinct queues and
 // each one's low-water mark (or one below every job), and the flights

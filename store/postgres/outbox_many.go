@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stint-dev/stint/store"
 )
@@ -71,9 +72,7 @@ func (t *tx) OutboxHeadsOf(ctx context.Context, now time.Time, limit int, only, 
 	if skip == nil {
 		skip = []string{}
 	}
-	if _, err := t.exec(ctx, qCustomPlans); err != nil {
-		return nil, err
-	}
+	t.pending.Queue(qCustomPlans).Exec(func(pgconn.CommandTag) error { return nil }) // goes out with the statement
 	return runRows(ctx, t, qOutboxHeadsOf, []any{now, limit, only, skip}, scanOutbox)
 }
 
@@ -83,9 +82,7 @@ func (t *tx) OutboxMarkDelivered(ctx context.Context, ms []store.OutboxMessage, 
 	for i, m := range ms {
 		ids[i], created[i], attempts[i] = m.ID, m.CreatedAt, int32(m.Attempts)
 	}
-	if _, err := t.exec(ctx, qCustomPlans); err != nil {
-		return nil, err
-	}
+	t.pending.Queue(qCustomPlans).Exec(func(pgconn.CommandTag) error { return nil }) // goes out with the statement
 	return runRows(ctx, t, qOutboxMarkDelivered, []any{at, ids, created, attempts}, pgx.RowTo[int64])
 }
 
