@@ -96,10 +96,7 @@ func (h *worker) stepParams(m *stintv1.RecordStepRequest) (store.JobStepParams, 
 		return store.JobStepParams{}, err
 	}
 	p := store.JobStepParams{OwnerParams: op, Seq: int(m.Seq), Name: m.Name, Kind: m.Kind, Status: m.Status, DurationMS: m.DurationMs}
-	if m.Seq < 1 {
-		return p, invalid("seq %d: steps are numbered from 1; send the place of the step (one after the last recorded one)", m.Seq)
-	}
-	if err := checkName("name", m.Name); err != nil {
+	if err := checkStepPlace(m.Seq, m.Name); err != nil {
 		return p, err
 	}
 	if p.Kind == "" {
@@ -225,4 +222,12 @@ func (h *worker) Suspend(ctx context.Context, req *connect.Request[stintv1.Suspe
 	}
 	j, err := ss.JobSuspend(ctx, &p)
 	return reply(ctx, j, err, func(j *stintv1.Job) *stintv1.SuspendResponse { return &stintv1.SuspendResponse{Job: j} })
+}
+
+// checkStepPlace checks a step's place and name as a worker sends them.
+func checkStepPlace(seq int32, name string) error {
+	if seq < 1 {
+		return invalid("seq %d: steps are numbered from 1; send the place of the step (one after the last recorded one)", seq)
+	}
+	return checkName("name", name)
 }

@@ -24,10 +24,7 @@ func (h *worker) StartChild(ctx context.Context, req *connect.Request[stintv1.St
 	if err != nil {
 		return nil, err
 	}
-	if m.Seq < 1 {
-		return nil, invalid("seq %d: steps are numbered from 1; send the place of the step (one after the last recorded one)", m.Seq)
-	}
-	if err := checkName("name", m.Name); err != nil {
+	if err := checkStepPlace(m.Seq, m.Name); err != nil {
 		return nil, err
 	}
 	spec, err := specFromProto(p.tenant, m.Job, h.cfg.MaxJSONBytes)
